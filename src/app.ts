@@ -1,0 +1,60 @@
+/**
+ * Builds the whole HTTP application without listening: tests and the server entry both
+ * use it. Everything it needs comes in as arguments.
+ */
+import { randomUUID } from "node:crypto";
+import Fastify, { type FastifyInstance } from "fastify";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import { COLLECTIONS } from "./collections/registry.js";
+import { registerDocs } from "./docs/docs.routes.js";
+import { registerHealthRoutes } from "./health.routes.js";
+import { registerListRoutes } from "./lists/list.routes.js";
+import type { Config } from "./platform/config.js";
+import type { CursorCodec } from "./platform/cursor.js";
+import { installErrorHandling } from "./platform/http-errors.js";
+import { Problem } from "./platform/problem.schema.js";
+import type { Storage } from "./storage/database.js";
+import { registerSyncRoutes } from "./sync/sync.routes.js";
+
+export interface AppDeps {
+  config: Config;
+  storage: Storage;
+  cursors: CursorCodec;
+  /** Milliseconds since the epoch; createdAt and updatedAt come from it. */
+  clock?: () => number;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: { level: deps.config.logLevel },
+    // A caller's request id is kept when it is safe to log; otherwise cribline makes one.
+    genReqId: (req) => {
+      const given = req.headers["x-request-id"];
+      return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    bodyLimit: deps.config.syncBodyLimit,
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // cribline validates requests itself (strictly: unknown, repeated and empty parameters are
+  // refused with exact error codes) from the same TypeBox schemas; route schemas feed the
+  // response serializer and the OpenAPI document, so Ajv's coercing validator is switched off.
+  app.setValidatorCompiler(() => () => true);
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
+  installErrorHandling(app);
+
+  app.addSchema(Problem);
+  for (const collection of COLLECTIONS) {
+    app.addSchema(collection.item);
+    app.addSchema(collection.input);
+  }
+  await registerDocs(app);
+  registerHealthRoutes(app, deps);
+  registerListRoutes(app, deps);
+  registerSyncRoutes(app, deps);
+  return app;
+}

@@ -1,0 +1,150 @@
+/** The `cribline` command line. Every command reads its settings from the environment once. */
+import { Command, InvalidArgumentError } from "commander";
+import { findCollection, COLLECTIONS } from "../collections/registry.js";
+import { buildApp } from "../app.js";
+import { loadConfig, type Config } from "../platform/config.js";
+import { CursorCodec } from "../platform/cursor.js";
+import { parseScopes, KEY_PREFIX, keyIdOf } from "../platform/keys.js";
+import { openStorage, type Storage } from "../storage/database.js";
+import { migrateToLatest } from "../storage/migrate.js";
+import { seedDemo } from "../demo/demo.service.js";
+import { serveForever } from "../server.js";
+import { findTenantBySlug, listKeys, revokeKey } from "../tenants/tenant.repository.js";
+import { createTenant, issueKey } from "../tenants/tenant.service.js";
+import { importNdjson } from "./import.js";
+
+function out(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+function err(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+/** Opens the configured database, brings it up to date, runs `work`, and closes it. */
+async function withStorage<T>(config: Config, work: (storage: Storage) => Promise<T>): Promise<T> {
+  const storage = await openStorage(config.database);
+  try {
+    await migrateToLatest(storage);
+    return await work(storage);
+  } finally {
+    await storage.close();
+  }
+}
+
+function positiveNumber(raw: string): number {
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new InvalidArgumentError("must be a positive number");
+  return value;
+}
+
+export function buildCli(config: () => Config): Command {
+  const program = new Command("cribline").description("cribline: records API for dispensing devices").showHelpAfterError();
+
+  program
+    .command("serve")
+    .description("start the HTTP API")
+    .action(async () => serveForever(config()));
+
+  program
+    .command("migrate")
+    .description("bring the database schema up to date")
+    .action(async () => withStorage(config(), async () => out("database schema is up to date")));
+
+  const tenants = program.command("tenants").description("manage tenants");
+  tenants
+    .command("create <slug>")
+    .description("create a tenant")
+    .action(async (slug: string) =>
+      withStorage(config(), async ({ db }) => out(`created tenant "${slug}" (id ${await createTenant(db, slug)})`)),
+    );
+
+  const keys = program.command("keys").description("manage API keys");
+  keys
+    .command("create")
+    .description("issue an API key; the key is printed once, alone on the last line")
+    .requiredOption("--tenant <slug>", "tenant the key belongs to")
+    .requiredOption("--scopes <list>", "comma-separated scopes: read, sync, admin")
+    .action(async (options: { tenant: string; scopes: string }) => {
+      const scopes = parseScopes(options.scopes);
+      if (scopes === undefined) throw new InvalidArgumentError(`--scopes takes read, sync and admin, got "${options.scopes}"`);
+      await withStorage(config(), async ({ db }) => {
+        const issued = await issueKey(db, options.tenant, scopes);
+        out(`key ${issued.keyId} for tenant "${options.tenant}" with scopes ${scopes.join(",")}; it is shown only now:`);
+        out(issued.key);
+      });
+    });
+  keys
+    .command("list")
+    .description("list API keys (their ids, never the secrets)")
+    .option("--tenant <slug>", "only this tenant's keys")
+    .action(async (options: { tenant?: string }) =>
+      withStorage(config(), async ({ db }) => {
+        for (const k of await listKeys(db, options.tenant)) {
+          const state = k.revokedAt === null ? "active" : `revoked ${new Date(k.revokedAt).toISOString()}`;
+          out(`${k.keyId}\t${k.tenantSlug}\t${k.scopes.join(",")}\t${new Date(k.createdAt).toISOString()}\t${state}`);
+        }
+      }),
+    );
+  keys
+    .command("revoke <keyId>")
+    .description(`revoke a key by its id (${KEY_PREFIX}xxxxxxxx) or the whole key; effective on the next request`)
+    .action(async (given: string) =>
+      withStorage(config(), async ({ db }) => {
+        const keyId = keyIdOf(given);
+        if (!(await revokeKey(db, keyId, Date.now()))) throw new InvalidArgumentError(`no active key ${keyId}`);
+        out(`revoked ${keyId}`);
+      }),
+    );
+
+  program
+    .command("import <collection> <file>")
+    .description(`load an NDJSON file through the sync code path (collections: ${COLLECTIONS.map((c) => c.name).join(", ")})`)
+    .requiredOption("--tenant <slug>", "tenant to import into")
+    .action(async (name: string, file: string, options: { tenant: string }) => {
+      const collection = findCollection(name);
+      if (collection === undefined) throw new InvalidArgumentError(`no collection "${name}"`);
+      await withStorage(config(), async ({ db }) => {
+        const tenant = await findTenantBySlug(db, options.tenant);
+        if (tenant === undefined) throw new InvalidArgumentError(`no tenant "${options.tenant}"`);
+        const result = await importNdjson(db, collection, tenant.id, file, err);
+        out(`imported ${name}: ${result.created} created, ${result.updated} updated, ${result.unchanged} unchanged`);
+      });
+    });
+
+  program
+    .command("demo")
+    .description("create a tenant with a realistic year of demo data and print a key for it")
+    .option("--tenant <slug>", "tenant to create", "demo")
+    .option("--scale <factor>", "multiplies the number of transactions (1 is about 40,000)", positiveNumber, 1)
+    .action(async (options: { tenant: string; scale: number }) =>
+      withStorage(config(), async ({ db }) => {
+        const demo = await seedDemo(db, { slug: options.tenant, scale: options.scale, progress: err });
+        out(`created tenant "${options.tenant}": ${demo.summary}`);
+        out(demo.key);
+      }),
+    );
+
+  program
+    .command("openapi")
+    .description("print the OpenAPI document")
+    .action(async () => {
+      const storage = await openStorage({ engine: "sqlite", path: ":memory:" });
+      const app = await buildApp({ config: { ...config(), logLevel: "silent" }, storage, cursors: new CursorCodec("x".repeat(32)) });
+      await app.ready();
+      out(JSON.stringify(app.swagger(), null, 2));
+      await app.close();
+      await storage.close();
+    });
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  let config: Config | undefined;
+  const cli = buildCli(() => (config ??= loadConfig(process.env)));
+  try {
+    await cli.parseAsync(argv);
+  } catch (error) {
+    err(`cribline: ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = 1;
+  }
+}

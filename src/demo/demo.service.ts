@@ -1,0 +1,53 @@
+/**
+ * The demo tenant: a year of realistic activity, written with its historical `createdAt`
+ * (as if it had been synced over that year), so paging, windows and late syncs all show.
+ */
+import type { Kysely } from "kysely";
+import { COLLECTIONS } from "../collections/registry.js";
+import { toStoredContent } from "../collections/record.js";
+import type { Storage } from "../storage/database.js";
+import type { RecordTable, Schema } from "../storage/schema.js";
+import { countTenants } from "../tenants/tenant.repository.js";
+import { createTenant, issueKey } from "../tenants/tenant.service.js";
+import { generateDemoData } from "./demo.data.js";
+
+export interface DemoResult {
+  key: string;
+  summary: string;
+}
+
+const ROWS_PER_INSERT = 500;
+
+export async function seedDemo(
+  db: Kysely<Schema>,
+  options: { slug: string; scale: number; now?: number; progress?: (line: string) => void },
+): Promise<DemoResult> {
+  const tenantId = await createTenant(db, options.slug);
+  const data = generateDemoData({ now: options.now ?? Date.now(), scale: options.scale });
+  const counts: string[] = [];
+  for (const collection of COLLECTIONS) {
+    const items = data[collection.name];
+    const table = collection.table as "withdrawals";
+    await db.transaction().execute(async (trx) => {
+      for (let i = 0; i < items.length; i += ROWS_PER_INSERT) {
+        const rows: RecordTable[] = items.slice(i, i + ROWS_PER_INSERT).map(({ record, createdAt }) => ({
+          ...toStoredContent(collection, record),
+          tenant_id: tenantId,
+          created_at: createdAt,
+          updated_at: createdAt,
+        }));
+        await trx.insertInto(table).values(rows).execute();
+      }
+    });
+    counts.push(`${items.length} ${collection.name}`);
+    options.progress?.(`demo: ${items.length} ${collection.name}`);
+  }
+  const { key } = await issueKey(db, options.slug, ["read", "sync", "admin"]);
+  return { key, summary: counts.join(", ") };
+}
+
+/** On the first start of an empty database, creates the demo tenant; otherwise nothing. */
+export async function seedDemoOnFirstStart(storage: Storage): Promise<DemoResult | undefined> {
+  if ((await countTenants(storage.db)) > 0) return undefined;
+  return seedDemo(storage.db, { slug: "demo", scale: 1 });
+}

@@ -1,0 +1,18 @@
+/** Liveness and readiness, without a key. */
+import { sql } from "kysely";
+import type { FastifyInstance } from "fastify";
+import type { AppDeps } from "./app.js";
+import { ApiError } from "./platform/errors.js";
+
+export function registerHealthRoutes(app: FastifyInstance, { storage }: AppDeps): void {
+  app.get("/healthz", { schema: { tags: ["Operations"], summary: "The process is alive" } }, async () => ({ status: "ok" }));
+  app.get("/readyz", { schema: { tags: ["Operations"], summary: "The database answers" } }, async (request) => {
+    try {
+      await sql`select 1`.execute(storage.db);
+    } catch (err) {
+      request.log.warn({ err }, "database not reachable");
+      throw new ApiError("service_unavailable", "the database is not reachable");
+    }
+    return { status: "ready" };
+  });
+}

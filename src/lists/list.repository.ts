@@ -1,0 +1,73 @@
+/**
+ * The one list query, for every collection: tenant first, then the filters as index ranges
+ * or equalities, then a keyset condition written as a row value so that it stays an index
+ * range on both engines, ordered by the sort key and id.
+ */
+import { sql, type Kysely } from "kysely";
+import { RELATION_COLUMNS, RELATIONS, type Collection } from "../collections/define.js";
+import type { CursorPosition } from "../platform/cursor.js";
+import type { RecordRow, Schema } from "../storage/schema.js";
+import type { ListQuery } from "./list.query.js";
+import { prefixEnd, sortKey } from "./sort-key.js";
+
+export type ListOrder = "created" | "name" | "code";
+
+const ORDERS = {
+  created: { column: "created_at", direction: "desc", after: "<" },
+  name: { column: "name_key", direction: "asc", after: ">" },
+  code: { column: "code_key", direction: "asc", after: ">" },
+} as const;
+
+export function listOrder(query: ListQuery): ListOrder {
+  if (query.name !== undefined) return "name";
+  if (query.code !== undefined) return "code";
+  return "created";
+}
+
+export type ListRow = Pick<RecordRow, "id" | "created_at" | "updated_at" | "name_key" | "code_key" | "body">;
+
+/** Position of a row in the given order, as a cursor carries it. */
+export function positionOf(row: ListRow, order: ListOrder): CursorPosition {
+  const key = order === "created" ? row.created_at : order === "name" ? row.name_key : row.code_key;
+  return { key: key ?? "", id: row.id };
+}
+
+/**
+ * Up to `take` rows of one tenant's collection after `after`. All record tables share one
+ * shape, so the table is typed as one of them.
+ */
+export async function findPage(
+  db: Kysely<Schema>,
+  collection: Collection,
+  tenantId: number,
+  query: ListQuery,
+  after: CursorPosition | undefined,
+  take: number,
+): Promise<ListRow[]> {
+  const order = ORDERS[listOrder(query)];
+  let q = db
+    .selectFrom(collection.table as "withdrawals")
+    .select(["id", "created_at", "updated_at", "name_key", "code_key", "body"])
+    .where("tenant_id", "=", tenantId);
+  for (const [column, prefix] of [
+    ["name_key", query.name],
+    ["code_key", query.code],
+  ] as const) {
+    if (prefix === undefined) continue;
+    const low = sortKey(prefix);
+    const high = prefixEnd(low);
+    q = q.where(column, ">=", low);
+    if (high !== undefined) q = q.where(column, "<", high);
+  }
+  if (query.since !== undefined) q = q.where("event_at", ">=", query.since);
+  if (query.until !== undefined) q = q.where("event_at", "<=", query.until);
+  for (const relation of RELATIONS) {
+    const value = query.relations[relation];
+    if (value !== undefined) q = q.where(RELATION_COLUMNS[relation], "=", value);
+  }
+  if (after !== undefined) {
+    q = q.where((eb) => eb(eb.refTuple(order.column, "id"), order.after, eb.tuple(after.key as never, after.id)));
+  }
+  // The limit is validated; writing it into the SQL keeps one plan for every page size.
+  return q.orderBy(order.column, order.direction).orderBy("id", order.direction).limit(sql.lit(take)).execute();
+}

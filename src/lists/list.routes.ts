@@ -1,0 +1,73 @@
+/** The nine list endpoints, one definition each collection declares, and their 405s. */
+import { Type } from "@sinclair/typebox";
+import type { FastifyInstance } from "fastify";
+import type { Collection } from "../collections/define.js";
+import { COLLECTIONS } from "../collections/registry.js";
+import { principalOf, requireScope } from "../platform/auth.js";
+import { ApiError } from "../platform/errors.js";
+import { problemResponses } from "../platform/problem.schema.js";
+import type { AppDeps } from "../app.js";
+import { parseListQuery, querySchema } from "./list.query.js";
+import { listPage } from "./list.service.js";
+
+function pageSchema(collection: Collection) {
+  return Type.Object(
+    {
+      data: Type.Array(Type.Ref(collection.item), { description: "At most `limit` items." }),
+      cursor: Type.Union([Type.String(), Type.Null()], { description: "Send it back to get the next page; null on the last page." }),
+    },
+    { additionalProperties: false },
+  );
+}
+
+function rawQuery(url: string): string {
+  const at = url.indexOf("?");
+  return at === -1 ? "" : url.slice(at + 1);
+}
+
+function methodNotAllowed(allow: string, what: string) {
+  return async (): Promise<never> => {
+    throw new ApiError("method_not_allowed", what, {}, { allow });
+  };
+}
+
+export function registerListRoutes(app: FastifyInstance, { storage, cursors }: AppDeps): void {
+  for (const collection of COLLECTIONS) {
+    const path = `/v1/${collection.name}`;
+    const order = collection.eventField === undefined ? "" : " The time window matches the event date (`" + collection.eventField + "`).";
+    app.get(
+      path,
+      {
+        onRequest: requireScope(storage.db, "read"),
+        schema: {
+          tags: [collection.kind === "transaction" ? "Transactions" : "Master data"],
+          summary: `List ${collection.name.replace("-", " ")}`,
+          description: `${collection.description} Newest first by \`createdAt\` (ties by \`id\`, descending); by name or code, ascending, when \`name\` or \`code\` is sent.${order}`,
+          security: [{ apiKey: [] }],
+          querystring: querySchema(collection),
+          response: { 200: pageSchema(collection), ...problemResponses(400, 401, 403) },
+        },
+      },
+      async (request) => {
+        const { tenantId } = principalOf(request);
+        const query = parseListQuery(collection, rawQuery(request.url));
+        return listPage(storage.db, cursors, collection, tenantId, query);
+      },
+    );
+    const readOnly = `${collection.name} are read-only through this API: list them with GET ${path}`;
+    app.route({
+      method: ["POST", "PUT", "PATCH", "DELETE"],
+      url: path,
+      schema: { hide: true },
+      handler: methodNotAllowed("GET, HEAD", readOnly),
+    });
+    if (collection.kind === "transaction") {
+      app.route({
+        method: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+        url: `${path}/:id`,
+        schema: { hide: true },
+        handler: methodNotAllowed("", `${collection.name} cannot be read by id: page through GET ${path}`),
+      });
+    }
+  }
+}

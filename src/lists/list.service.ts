@@ -1,0 +1,51 @@
+/** One page of a list: cursor checked, rows fetched, rows mapped, next cursor made. */
+import type { Kysely } from "kysely";
+import type { Collection } from "../collections/define.js";
+import { toApiRecord, type ApiRecord } from "../collections/record.js";
+import type { CursorCodec } from "../platform/cursor.js";
+import { ApiError } from "../platform/errors.js";
+import type { Schema } from "../storage/schema.js";
+import type { ListQuery } from "./list.query.js";
+import { findPage, listOrder, positionOf } from "./list.repository.js";
+
+export interface Page {
+  data: ApiRecord[];
+  cursor: string | null;
+}
+
+export async function listPage(
+  db: Kysely<Schema>,
+  cursors: CursorCodec,
+  collection: Collection,
+  tenantId: number,
+  query: ListQuery,
+): Promise<Page> {
+  let after;
+  if (query.cursor !== undefined) {
+    const check = cursors.decode(query.cursor, tenantId, collection.name, query.filterKey);
+    if (!check.ok) {
+      throw check.reason === "malformed"
+        ? new ApiError("invalid_cursor", "cursor is invalid, corrupted or truncated: send the cursor of a previous response unchanged", {
+            param: "cursor",
+          })
+        : new ApiError(
+            "invalid_cursor",
+            "cursor was issued for another list or other filters: repeat the filters of the request that returned it",
+            { param: "cursor" },
+          );
+    }
+    after = check.position;
+  }
+  // One row more than the page tells whether another page follows, so the last page
+  // says `cursor: null` and a client never needs an extra request to learn it is done.
+  const rows = await findPage(db, collection, tenantId, query, after, query.limit + 1);
+  const page = rows.slice(0, query.limit);
+  const last = page[page.length - 1];
+  return {
+    data: page.map((row) => toApiRecord(collection, row)),
+    cursor:
+      rows.length > query.limit && last !== undefined
+        ? cursors.encode(tenantId, collection.name, query.filterKey, positionOf(last, listOrder(query)))
+        : null,
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * Settings, parsed once at start from the environment, typed and frozen. Nothing else in
+ * cribline reads `process.env`: everything receives a Config.
+ */
+export type DatabaseConfig =
+  | { readonly engine: "sqlite"; readonly path: string }
+  | { readonly engine: "postgres"; readonly url: string; readonly poolSize: number; readonly statementTimeoutMs: number };
+
+export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly database: DatabaseConfig;
+  /** Secret that signs cursors; when unset on SQLite it is generated and kept in the database. */
+  readonly cursorSecret: string | undefined;
+  /** Create the demo tenant on the first start of an empty database. */
+  readonly demoOnFirstStart: boolean;
+  readonly logLevel: LogLevel;
+  /** Largest sync request body, in bytes. */
+  readonly syncBodyLimit: number;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+function integer(env: NodeJS.ProcessEnv, key: string, fallback: number, min: number, max: number): number {
+  const raw = env[key];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${key} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function flag(env: NodeJS.ProcessEnv, key: string, fallback: boolean): boolean {
+  const raw = env[key];
+  if (raw === undefined || raw === "") return fallback;
+  if (raw === "1" || raw === "true") return true;
+  if (raw === "0" || raw === "false") return false;
+  throw new ConfigError(`${key} must be true or false, got "${raw}"`);
+}
+
+export function parseDatabaseUrl(raw: string | undefined, env: NodeJS.ProcessEnv = {}): DatabaseConfig {
+  if (raw === undefined || raw === "") return { engine: "sqlite", path: "data/cribline.db" };
+  if (raw.startsWith("sqlite:")) {
+    const path = raw.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "");
+    if (path === "") throw new ConfigError("DATABASE_URL sqlite:<path> needs a path (or :memory:)");
+    return { engine: "sqlite", path };
+  }
+  if (raw.startsWith("postgres://") || raw.startsWith("postgresql://")) {
+    return {
+      engine: "postgres",
+      url: raw,
+      poolSize: integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
+      statementTimeoutMs: integer(env, "DATABASE_STATEMENT_TIMEOUT_MS", 5000, 100, 3_600_000),
+    };
+  }
+  throw new ConfigError(`DATABASE_URL must start with sqlite: or postgres://, got "${raw.split(":")[0]}:..."`);
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv): Config {
+  const logLevel = (env.LOG_LEVEL ?? "info") as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
+  const database = parseDatabaseUrl(env.DATABASE_URL, env);
+  const cursorSecret = env.CRIBLINE_CURSOR_SECRET === "" ? undefined : env.CRIBLINE_CURSOR_SECRET;
+  if (cursorSecret !== undefined && cursorSecret.length < 32) {
+    throw new ConfigError("CRIBLINE_CURSOR_SECRET must be at least 32 characters");
+  }
+  if (database.engine === "postgres" && cursorSecret === undefined) {
+    throw new ConfigError("CRIBLINE_CURSOR_SECRET is required on PostgreSQL: every process must sign cursors alike");
+  }
+  return Object.freeze({
+    port: integer(env, "PORT", 3000, 0, 65535),
+    host: env.HOST === undefined || env.HOST === "" ? "127.0.0.1" : env.HOST,
+    database: Object.freeze(database),
+    cursorSecret,
+    demoOnFirstStart: flag(env, "CRIBLINE_DEMO", true),
+    logLevel,
+    syncBodyLimit: integer(env, "CRIBLINE_SYNC_BODY_LIMIT", 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+  });
+}

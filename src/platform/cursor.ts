@@ -1,0 +1,67 @@
+/**
+ * Cursors are opaque to clients and authenticated: base64url(JSON payload) "." base64url(HMAC).
+ * The MAC is checked before anything is decoded, so a corrupted, truncated or hand-made
+ * cursor is refused rather than half-parsed. The payload binds the cursor to the tenant,
+ * the collection and the exact filters it was made for, and carries the position (the sort
+ * key and id of the last row returned) as stored, so no precision is lost on any engine.
+ */
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+
+export type SortValue = string | number;
+
+export interface CursorPosition {
+  key: SortValue;
+  id: string;
+}
+
+interface Payload {
+  v: 1;
+  t: number; // tenant id
+  c: string; // collection
+  f: string; // hash of the canonical filters
+  k: SortValue;
+  i: string;
+}
+
+const MAC_BYTES = 16;
+const SHAPE = /^[A-Za-z0-9_-]{1,2048}\.[A-Za-z0-9_-]{22}$/;
+
+export type CursorCheck = { ok: true; position: CursorPosition } | { ok: false; reason: "malformed" | "mismatch" };
+
+export class CursorCodec {
+  constructor(private readonly secret: string) {}
+
+  private mac(body: string): Buffer {
+    return createHmac("sha256", this.secret).update(body).digest().subarray(0, MAC_BYTES);
+  }
+
+  encode(tenantId: number, collection: string, filters: string, position: CursorPosition): string {
+    const payload: Payload = { v: 1, t: tenantId, c: collection, f: filterHash(filters), k: position.key, i: position.id };
+    const body = Buffer.from(JSON.stringify(payload)).toString("base64url");
+    return `${body}.${this.mac(body).toString("base64url")}`;
+  }
+
+  decode(cursor: string, tenantId: number, collection: string, filters: string): CursorCheck {
+    if (!SHAPE.test(cursor)) return { ok: false, reason: "malformed" };
+    const [body = "", mac = ""] = cursor.split(".");
+    const given = Buffer.from(mac, "base64url");
+    if (given.length !== MAC_BYTES || !timingSafeEqual(given, this.mac(body))) return { ok: false, reason: "malformed" };
+    let payload: Payload;
+    try {
+      payload = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as Payload;
+    } catch {
+      return { ok: false, reason: "malformed" };
+    }
+    if (payload.v !== 1 || (typeof payload.k !== "string" && typeof payload.k !== "number") || typeof payload.i !== "string") {
+      return { ok: false, reason: "malformed" };
+    }
+    if (payload.t !== tenantId || payload.c !== collection || payload.f !== filterHash(filters)) {
+      return { ok: false, reason: "mismatch" };
+    }
+    return { ok: true, position: { key: payload.k, id: payload.i } };
+  }
+}
+
+function filterHash(filters: string): string {
+  return createHash("sha256").update(filters).digest("base64url").slice(0, 16);
+}

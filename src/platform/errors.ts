@@ -1,0 +1,73 @@
+/**
+ * The one closed list of error codes, their HTTP status and title. Every error that leaves
+ * cribline is rendered from an ApiError as `application/problem+json` (RFC 9457).
+ */
+export const ERRORS = {
+  unknown_parameter: { status: 400, title: "Unknown query parameter" },
+  repeated_parameter: { status: 400, title: "Repeated query parameter" },
+  empty_parameter: { status: 400, title: "Empty query parameter" },
+  invalid_parameter: { status: 400, title: "Invalid query parameter" },
+  invalid_limit: { status: 400, title: "Invalid limit" },
+  invalid_cursor: { status: 400, title: "Invalid cursor" },
+  invalid_time: { status: 400, title: "Invalid date-time" },
+  invalid_time_window: { status: 400, title: "Invalid time window" },
+  window_with_relationship_filter: { status: 400, title: "Time window combined with a relationship filter" },
+  invalid_body: { status: 400, title: "Invalid request body" },
+  invalid_records: { status: 400, title: "Invalid records" },
+  unauthorized: { status: 401, title: "Unauthorized" },
+  forbidden: { status: 403, title: "Forbidden" },
+  not_found: { status: 404, title: "Not found" },
+  method_not_allowed: { status: 405, title: "Method not allowed" },
+  conflict: { status: 409, title: "Conflict" },
+  payload_too_large: { status: 413, title: "Payload too large" },
+  unsupported_media_type: { status: 415, title: "Unsupported media type" },
+  internal_error: { status: 500, title: "Internal server error" },
+  service_unavailable: { status: 503, title: "Service unavailable" },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export interface RecordError {
+  index: number;
+  field: string;
+  message: string;
+}
+
+export interface ProblemExtras {
+  param?: string;
+  /** Sync: each invalid record's index and field. */
+  errors?: RecordError[];
+  /** Sync: ids whose stored content differs. */
+  ids?: string[];
+}
+
+export class ApiError extends Error {
+  override name = "ApiError";
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: string,
+    readonly extras: ProblemExtras = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+  }
+
+  get status(): number {
+    return ERRORS[this.code].status;
+  }
+}
+
+export interface Problem extends ProblemExtras {
+  type: "about:blank";
+  status: number;
+  title: string;
+  detail: string;
+  code: ErrorCode;
+}
+
+export function toProblem(error: ApiError): Problem {
+  const { status, title } = ERRORS[error.code];
+  return { type: "about:blank", status, title, detail: error.detail, code: error.code, ...error.extras };
+}
+
+export const PROBLEM_CONTENT_TYPE = "application/problem+json; charset=utf-8";

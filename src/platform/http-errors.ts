@@ -1,0 +1,49 @@
+/**
+ * The one renderer: every error that leaves cribline goes through here as problem+json.
+ * Errors of the framework (body parsing, body size, media type) are translated to cribline's
+ * codes; anything else is a 500 that says nothing of the internals and is logged in full.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { ApiError, PROBLEM_CONTENT_TYPE, toProblem } from "./errors.js";
+
+function fromFramework(error: FastifyError): ApiError | undefined {
+  switch (error.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return new ApiError("payload_too_large", "the request body is larger than this endpoint accepts");
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return new ApiError("unsupported_media_type", "send the body as JSON with Content-Type: application/json");
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      return new ApiError("invalid_body", "the request body is empty: send a JSON object");
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+      return new ApiError("invalid_body", "the request body is not valid JSON");
+    default:
+      break;
+  }
+  if (error instanceof SyntaxError || error.statusCode === 400) {
+    return new ApiError("invalid_body", "the request body is not valid JSON");
+  }
+  return undefined;
+}
+
+export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply {
+  return reply.code(error.status).headers(error.headers).type(PROBLEM_CONTENT_TYPE).send(toProblem(error));
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const known = error instanceof ApiError ? error : fromFramework(error);
+    if (known !== undefined) {
+      if (known.status >= 500) request.log.error({ err: error }, "request failed");
+      return sendProblem(reply, known);
+    }
+    request.log.error({ err: error }, "unexpected error");
+    return sendProblem(
+      reply,
+      new ApiError("internal_error", "something went wrong on our side; quote the x-request-id header when reporting it"),
+    );
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, new ApiError("not_found", `no such endpoint: ${request.method} ${request.url.split("?")[0]}`)),
+  );
+}

@@ -1,0 +1,43 @@
+/** The problem+json error shape (RFC 9457), for the OpenAPI document. */
+import { Type } from "@sinclair/typebox";
+import { ERRORS, type ErrorCode } from "./errors.js";
+
+export const Problem = Type.Object(
+  {
+    type: Type.Literal("about:blank"),
+    status: Type.Integer(),
+    title: Type.String(),
+    detail: Type.String({ description: "What went wrong, for a person to read." }),
+    code: Type.Union(
+      (Object.keys(ERRORS) as ErrorCode[]).map((code) => Type.Literal(code)),
+      { description: "Stable, machine-readable error code." },
+    ),
+    param: Type.Optional(Type.String({ description: "The query parameter at fault." })),
+    errors: Type.Optional(
+      Type.Array(Type.Object({ index: Type.Integer(), field: Type.String(), message: Type.String() }), {
+        description: "Sync: each invalid record's index in `data` and the field at fault.",
+      }),
+    ),
+    ids: Type.Optional(Type.Array(Type.String(), { description: "Sync: ids of stored transactions whose content differs." })),
+  },
+  { $id: "Problem", description: "An error, as application/problem+json (RFC 9457)." },
+);
+
+const DESCRIPTIONS: Record<number, string> = {
+  400: "Bad request: the `code` says which rule was broken.",
+  401: "Missing, malformed, unknown or revoked API key.",
+  403: "The API key lacks the scope this endpoint needs.",
+  409: "A transaction with this id is stored with other content; nothing of the batch was applied.",
+  413: "The request body is too large.",
+  415: "The request body is not JSON.",
+};
+
+/** Response entries for the given error statuses. */
+export function problemResponses(...statuses: number[]) {
+  return Object.fromEntries(
+    statuses.map((status) => [
+      status,
+      { description: DESCRIPTIONS[status], content: { "application/problem+json": { schema: Type.Ref(Problem) } } },
+    ]),
+  );
+}

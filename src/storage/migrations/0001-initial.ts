@@ -1,0 +1,81 @@
+/**
+ * The first schema. Every table is keyed by tenant first, so each list is one index range
+ * inside one tenant and the schema can be sharded by tenant. The record tables and their
+ * indexes are listed here literally (not derived from the collection registry) so that this
+ * migration never changes once it has run; a test checks that every filter rides an index.
+ */
+import { type Kysely } from "kysely";
+import { ENGINE_TRAITS, type Engine } from "../engine.js";
+
+const RELATION_INDEXES = ["employee_id", "product_id", "cost_center_id", "sector_id"];
+
+const RECORD_TABLES: { table: string; indexes: string[][] }[] = [
+  ...["withdrawals", "returns", "exchanges", "training_records"].map((table) => ({
+    table,
+    indexes: [["event_at", "created_at", "id"], ...RELATION_INDEXES.map((c) => [c, "created_at", "id"])],
+  })),
+  {
+    table: "employees",
+    indexes: [
+      ["sector_id", "created_at", "id"],
+      ["cost_center_id", "created_at", "id"],
+    ],
+  },
+  { table: "cost_centers", indexes: [["code_key", "id"]] },
+  { table: "sectors", indexes: [] },
+  { table: "products", indexes: [] },
+  { table: "devices", indexes: [] },
+];
+
+export function initialMigration(engine: Engine) {
+  const t = ENGINE_TRAITS[engine];
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await db.schema
+        .createTable("tenants")
+        .addColumn("id", t.serialType, (c) => c.primaryKey())
+        .addColumn("slug", "text", (c) => c.notNull().unique())
+        .addColumn("created_at", t.millisType, (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable("api_keys")
+        .addColumn("key_id", "text", (c) => c.primaryKey())
+        .addColumn("tenant_id", "integer", (c) => c.notNull().references("tenants.id"))
+        .addColumn("hash", "text", (c) => c.notNull().unique())
+        .addColumn("scopes", "text", (c) => c.notNull())
+        .addColumn("created_at", t.millisType, (c) => c.notNull())
+        .addColumn("revoked_at", t.millisType)
+        .execute();
+      await db.schema
+        .createTable("settings")
+        .addColumn("name", "text", (c) => c.primaryKey())
+        .addColumn("value", "text", (c) => c.notNull())
+        .execute();
+      for (const { table, indexes } of RECORD_TABLES) {
+        await db.schema
+          .createTable(table)
+          .addColumn("tenant_id", "integer", (c) => c.notNull())
+          .addColumn("id", "text", (c) => c.notNull())
+          .addColumn("created_at", t.millisType, (c) => c.notNull())
+          .addColumn("updated_at", t.millisType, (c) => c.notNull())
+          .addColumn("event_at", t.millisType)
+          .addColumn("name_key", t.sortKeyType, (c) => c.notNull())
+          .addColumn("code_key", t.sortKeyType)
+          .addColumn("employee_id", "text")
+          .addColumn("product_id", "text")
+          .addColumn("cost_center_id", "text")
+          .addColumn("sector_id", "text")
+          .addColumn("body", "text", (c) => c.notNull())
+          .addPrimaryKeyConstraint(`${table}_pkey`, ["tenant_id", "id"])
+          .execute();
+        for (const columns of [["created_at", "id"], ["name_key", "id"], ...indexes]) {
+          await db.schema
+            .createIndex(`${table}_${columns.join("_")}`)
+            .on(table)
+            .columns(["tenant_id", ...columns])
+            .execute();
+        }
+      }
+    },
+  };
+}

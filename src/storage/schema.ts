@@ -1,0 +1,64 @@
+/**
+ * Table types for Kysely. Every time is integer milliseconds since the epoch, on both
+ * engines, so a cursor carries the stored value exactly.
+ */
+import type { Generated } from "kysely";
+
+export interface TenantTable {
+  id: Generated<number>;
+  slug: string;
+  created_at: number;
+}
+
+export interface ApiKeyTable {
+  key_id: string;
+  tenant_id: number;
+  hash: string;
+  /** Comma-separated scopes: read, sync, admin. */
+  scopes: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface SettingTable {
+  name: string;
+  value: string;
+}
+
+/**
+ * Every collection's table has this one shape; the columns a collection does not use stay
+ * NULL. `body` is the record's normalised JSON (its API fields but `id`, `createdAt`,
+ * `updatedAt`); the other columns are the keys the lists filter and order by.
+ */
+export interface RecordTable {
+  tenant_id: number;
+  id: string;
+  created_at: number;
+  updated_at: number;
+  event_at: number | null;
+  /** Lower-cased name (transactions: employee name), compared in code-point order. */
+  name_key: string;
+  code_key: string | null;
+  employee_id: string | null;
+  product_id: string | null;
+  cost_center_id: string | null;
+  sector_id: string | null;
+  body: string;
+}
+
+export type RecordRow = RecordTable;
+
+export interface Schema {
+  tenants: TenantTable;
+  api_keys: ApiKeyTable;
+  settings: SettingTable;
+  withdrawals: RecordTable;
+  returns: RecordTable;
+  exchanges: RecordTable;
+  training_records: RecordTable;
+  employees: RecordTable;
+  cost_centers: RecordTable;
+  sectors: RecordTable;
+  products: RecordTable;
+  devices: RecordTable;
+}

@@ -1,0 +1,80 @@
+/**
+ * Writes one sync batch in one transaction: it is applied whole or not at all, and it is
+ * durable before the answer. Content is compared in its canonical stored form.
+ */
+import type { Kysely, Transaction } from "kysely";
+import type { Collection } from "../collections/define.js";
+import type { StoredContent } from "../collections/record.js";
+import type { RecordTable, Schema } from "../storage/schema.js";
+
+export interface BatchOutcome {
+  created: StoredContent[];
+  updated: StoredContent[];
+  unchanged: number;
+  /** Transactions stored with other content; when any, nothing was written. */
+  conflicts: string[];
+}
+
+const CHUNK = 500;
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+async function storedBodies(trx: Transaction<Schema>, table: "withdrawals", tenantId: number, ids: string[]) {
+  const bodies = new Map<string, string>();
+  for (const part of chunks(ids, CHUNK)) {
+    const rows = await trx.selectFrom(table).select(["id", "body"]).where("tenant_id", "=", tenantId).where("id", "in", part).execute();
+    for (const row of rows) bodies.set(row.id, row.body);
+  }
+  return bodies;
+}
+
+/**
+ * `clock` gives createdAt/updatedAt; it is read inside the transaction, as late as possible,
+ * so a reader paging newest-first meets rows in the order they became visible.
+ */
+export async function writeBatch(
+  db: Kysely<Schema>,
+  collection: Collection,
+  tenantId: number,
+  contents: StoredContent[],
+  clock: () => number = Date.now,
+): Promise<BatchOutcome> {
+  // All record tables share one shape; see RecordTable.
+  const table = collection.table as "withdrawals";
+  return db.transaction().execute(async (trx) => {
+    const stored = await storedBodies(
+      trx,
+      table,
+      tenantId,
+      contents.map((c) => c.id),
+    );
+    const outcome: BatchOutcome = { created: [], updated: [], unchanged: 0, conflicts: [] };
+    for (const content of contents) {
+      const body = stored.get(content.id);
+      if (body === undefined) outcome.created.push(content);
+      else if (body === content.body) outcome.unchanged += 1;
+      else if (collection.kind === "transaction") outcome.conflicts.push(content.id);
+      else outcome.updated.push(content);
+    }
+    if (outcome.conflicts.length > 0) return outcome;
+    const now = clock();
+    for (const part of chunks(outcome.created, CHUNK)) {
+      const rows: RecordTable[] = part.map((c) => ({ ...c, tenant_id: tenantId, created_at: now, updated_at: now }));
+      await trx.insertInto(table).values(rows).execute();
+    }
+    for (const content of outcome.updated) {
+      const { id, ...columns } = content;
+      await trx
+        .updateTable(table)
+        .set({ ...columns, updated_at: now })
+        .where("tenant_id", "=", tenantId)
+        .where("id", "=", id)
+        .execute();
+    }
+    return outcome;
+  });
+}

@@ -1,0 +1,40 @@
+/** A sync batch from validated input to stored records; shared by the HTTP API and `import`. */
+import type { Kysely } from "kysely";
+import type { Collection } from "../collections/define.js";
+import { toStoredContent } from "../collections/record.js";
+import { ApiError } from "../platform/errors.js";
+import type { Schema } from "../storage/schema.js";
+import { writeBatch } from "./sync.repository.js";
+import { validateBatch } from "./sync.validate.js";
+
+export interface SyncResult {
+  created: number;
+  updated: number;
+  unchanged: number;
+}
+
+export async function syncBatch(
+  db: Kysely<Schema>,
+  collection: Collection,
+  tenantId: number,
+  body: unknown,
+  clock: () => number = Date.now,
+): Promise<SyncResult> {
+  const records = validateBatch(collection, body);
+  const outcome = await writeBatch(
+    db,
+    collection,
+    tenantId,
+    records.map((r) => toStoredContent(collection, r)),
+    clock,
+  );
+  if (outcome.conflicts.length > 0) {
+    const shown = outcome.conflicts.slice(0, 100);
+    throw new ApiError(
+      "conflict",
+      `${outcome.conflicts.length} ${collection.name} already stored with other content (transactions never change); nothing of the batch was applied`,
+      { ids: shown },
+    );
+  }
+  return { created: outcome.created.length, updated: outcome.updated.length, unchanged: outcome.unchanged };
+}

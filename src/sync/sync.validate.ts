@@ -1,0 +1,80 @@
+/**
+ * Validation of a sync batch against the collection's input schema. Every invalid record is
+ * reported with its index and the field at fault; nothing is fixed up silently.
+ */
+import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
+import type { TObject } from "@sinclair/typebox";
+import type { Collection } from "../collections/define.js";
+import type { ApiRecord } from "../collections/record.js";
+import { ApiError, type RecordError } from "../platform/errors.js";
+
+export const MAX_BATCH = 1000;
+const MAX_REPORTED = 100;
+
+const compiled = new Map<string, TypeCheck<TObject>>();
+
+function checker(collection: Collection): TypeCheck<TObject> {
+  let check = compiled.get(collection.name);
+  if (check === undefined) {
+    check = TypeCompiler.Compile(collection.input);
+    compiled.set(collection.name, check);
+  }
+  return check;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function fieldOf(path: string): string {
+  return path.replace(/^\//, "").replace(/\//g, ".") || "(record)";
+}
+
+function recordErrors(check: TypeCheck<TObject>, record: unknown, index: number): RecordError[] {
+  if (!isPlainObject(record)) return [{ index, field: "(record)", message: "each record must be a JSON object" }];
+  const errors: RecordError[] = [];
+  const seen = new Set<string>();
+  for (const error of check.Errors(record)) {
+    const field = fieldOf(error.path);
+    if (seen.has(field)) continue; // one message a field: the first is the most telling
+    seen.add(field);
+    const message = error.path === "" && error.message.includes("property") ? "unknown or missing field" : error.message;
+    errors.push({ index, field, message });
+  }
+  for (const key of Object.keys(record)) {
+    if (!(key in check.Schema().properties) && !seen.has(key)) {
+      errors.push({ index, field: key, message: "unknown field" });
+    }
+  }
+  return errors;
+}
+
+/** Returns the batch's records, or throws a 400 naming every offending index and field. */
+export function validateBatch(collection: Collection, body: unknown): ApiRecord[] {
+  if (!isPlainObject(body) || !Array.isArray(body.data)) {
+    throw new ApiError("invalid_body", 'the body must be a JSON object {"data": [record, ...]}');
+  }
+  const extra = Object.keys(body).find((key) => key !== "data");
+  if (extra !== undefined) throw new ApiError("invalid_body", `unknown body field "${extra}": the body is {"data": [...]}`);
+  const records: unknown[] = body.data;
+  if (records.length < 1 || records.length > MAX_BATCH) {
+    throw new ApiError("invalid_body", `data must hold 1 to ${MAX_BATCH} records, got ${records.length}`);
+  }
+  const check = checker(collection);
+  const errors: RecordError[] = [];
+  const firstIndex = new Map<string, number>();
+  records.forEach((record, index) => {
+    errors.push(...recordErrors(check, record, index));
+    const id = isPlainObject(record) ? record.id : undefined;
+    if (typeof id !== "string") return;
+    const earlier = firstIndex.get(id);
+    if (earlier === undefined) firstIndex.set(id, index);
+    else errors.push({ index, field: "id", message: `id "${id}" appears already at index ${earlier}; send each record once` });
+  });
+  if (errors.length > 0) {
+    const shown = errors.slice(0, MAX_REPORTED);
+    const more = errors.length > shown.length ? ` (the first ${shown.length} are listed)` : "";
+    throw new ApiError("invalid_records", `${errors.length} invalid field(s) in the batch${more}; nothing was applied`, { errors: shown });
+  }
+  return records as ApiRecord[];
+}

@@ -1,0 +1,150 @@
+/**
+ * Test harness: a real cribline server on loopback over a real database. Each test file
+ * gets its own database; each test makes its own tenant and data with the factories.
+ * SQLite by default; TEST_DATABASE_URL selects another engine.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll } from "vitest";
+import { buildApp } from "../../src/app.js";
+import { loadConfig, type Config } from "../../src/platform/config.js";
+import { CursorCodec } from "../../src/platform/cursor.js";
+import type { Scope } from "../../src/platform/keys.js";
+import { openStorage, type Storage } from "../../src/storage/database.js";
+import { migrateToLatest } from "../../src/storage/migrate.js";
+import { createTenant, issueKey } from "../../src/tenants/tenant.service.js";
+
+export interface TestServer {
+  url: string;
+  storage: Storage;
+  config: Config;
+  /** The clock the server stamps createdAt/updatedAt with; tests may pin it. */
+  clock: { now: number | undefined };
+}
+
+export interface TestTenant {
+  slug: string;
+  id: number;
+  /** Keys by scope; `all` holds every scope. */
+  keys: Record<Scope | "all", string>;
+}
+
+/** Starts one server for the calling test file and stops it after the file. */
+export function useServer(): () => TestServer {
+  let server: TestServer | undefined;
+  let close: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cribline-test-"));
+    const config = loadConfig({
+      DATABASE_URL: process.env.TEST_DATABASE_URL ?? `sqlite:${join(dir, "test.db")}`,
+      CRIBLINE_CURSOR_SECRET: randomBytes(24).toString("hex"),
+      LOG_LEVEL: "silent",
+      CRIBLINE_SYNC_BODY_LIMIT: String(1024 * 1024),
+    });
+    const storage = await openStorage(config.database);
+    await migrateToLatest(storage);
+    const clock: TestServer["clock"] = { now: undefined };
+    const app = await buildApp({
+      config,
+      storage,
+      cursors: new CursorCodec(config.cursorSecret!),
+      clock: () => clock.now ?? Date.now(),
+    });
+    const url = await app.listen({ port: 0, host: "127.0.0.1" });
+    server = { url, storage, config, clock };
+    close = async () => {
+      await app.close();
+      await storage.close();
+      rmSync(dir, { recursive: true, force: true });
+    };
+  });
+  afterAll(async () => close?.());
+  return () => {
+    if (server === undefined) throw new Error("server not started: call useServer() at the top of the file");
+    return server;
+  };
+}
+
+let tenantCounter = 0;
+
+export async function newTenant(server: TestServer): Promise<TestTenant> {
+  tenantCounter += 1;
+  const slug = `t${process.pid}-${tenantCounter}-${randomBytes(3).toString("hex")}`;
+  const id = await createTenant(server.storage.db, slug);
+  const key = async (scopes: Scope[]) => (await issueKey(server.storage.db, slug, scopes)).key;
+  return {
+    slug,
+    id,
+    keys: {
+      read: await key(["read"]),
+      sync: await key(["sync"]),
+      admin: await key(["admin"]),
+      all: await key(["read", "sync", "admin"]),
+    },
+  };
+}
+
+export interface Reply<T = unknown> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export async function request<T = any>(
+  server: TestServer,
+  method: string,
+  path: string,
+  options: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<Reply<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers["content-type"] ??= "application/json";
+  }
+  const response = await fetch(`${server.url}${path}`, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text === "" ? undefined : JSON.parse(text);
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: response.status, headers: response.headers, body: parsed as T };
+}
+
+export const get = <T = any>(server: TestServer, path: string, key?: string) =>
+  request<T>(server, "GET", path, key === undefined ? {} : { key });
+
+/** Syncs records and fails the test unless they were stored. */
+export async function sync(server: TestServer, tenant: TestTenant, collection: string, data: unknown[]): Promise<void> {
+  const reply = await request(server, "POST", `/v1/sync/${collection}`, { key: tenant.keys.sync, body: { data } });
+  if (reply.status !== 200) throw new Error(`sync failed: ${reply.status} ${JSON.stringify(reply.body)}`);
+}
+
+/** Reads a whole list by following cursors; returns the pages' items in order. */
+export async function readAll(
+  server: TestServer,
+  key: string,
+  path: string,
+  limits: number[] = [100],
+): Promise<{ items: any[]; pages: number }> {
+  const items: any[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const limit = limits[pages % limits.length]!;
+    const sep = path.includes("?") ? "&" : "?";
+    const url: string = `${path}${sep}limit=${limit}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`;
+    const reply: Reply<any> = await get(server, url, key);
+    if (reply.status !== 200) throw new Error(`GET ${url}: ${reply.status} ${JSON.stringify(reply.body)}`);
+    items.push(...reply.body.data);
+    cursor = reply.body.cursor;
+    pages += 1;
+    if (pages > 10_000) throw new Error("paging did not end");
+  } while (cursor !== null);
+  return { items, pages };
+}
