@@ -32,10 +32,7 @@ export function positionOf(row: ListRow, order: ListOrder): CursorPosition {
   return { key: key ?? "", id: row.id };
 }
 
-/**
- * Up to `take` rows of one tenant's collection after `after`. All record tables share one
- * shape, so the table is typed as one of them.
- */
+/** Up to `take` rows of one tenant's collection after `after`. */
 export async function findPage(
   db: Kysely<Schema>,
   collection: Collection,
@@ -44,6 +41,21 @@ export async function findPage(
   after: CursorPosition | undefined,
   take: number,
 ): Promise<ListRow[]> {
+  return pageQuery(db, collection, tenantId, query, after, take).execute();
+}
+
+/**
+ * The page query, unexecuted, so its SQL and plan can be inspected. All record tables
+ * share one shape, so the table is typed as one of them.
+ */
+export function pageQuery(
+  db: Kysely<Schema>,
+  collection: Collection,
+  tenantId: number,
+  query: ListQuery,
+  after: CursorPosition | undefined,
+  take: number,
+) {
   const order = ORDERS[listOrder(query)];
   let q = db
     .selectFrom(collection.table as "withdrawals")
@@ -69,5 +81,5 @@ export async function findPage(
     q = q.where((eb) => eb(eb.refTuple(order.column, "id"), order.after, eb.tuple(after.key as never, after.id)));
   }
   // The limit is validated; writing it into the SQL keeps one plan for every page size.
-  return q.orderBy(order.column, order.direction).orderBy("id", order.direction).limit(sql.lit(take)).execute();
+  return q.orderBy(order.column, order.direction).orderBy("id", order.direction).limit(sql.lit(take));
 }
