@@ -5,7 +5,7 @@
  */
 import { RELATION_COLUMNS, type Collection } from "./define.js";
 import { formatTime, parseRfc3339 } from "../platform/time.js";
-import { sortKey } from "../lists/sort-key.js";
+import { sortKey } from "./sort-key.js";
 import type { RecordRow } from "../storage/schema.js";
 
 export type ApiRecord = Record<string, unknown>;

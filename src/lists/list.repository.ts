@@ -8,7 +8,7 @@ import { RELATION_COLUMNS, RELATIONS, type Collection } from "../collections/def
 import type { CursorPosition } from "../platform/cursor.js";
 import type { RecordRow, Schema } from "../storage/schema.js";
 import type { ListQuery } from "./list.query.js";
-import { prefixEnd, sortKey } from "./sort-key.js";
+import { prefixEnd, sortKey } from "../collections/sort-key.js";
 
 export type ListOrder = "created" | "name" | "code";
 

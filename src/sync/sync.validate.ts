@@ -2,7 +2,7 @@
  * Validation of a sync batch against the collection's input schema. Every invalid record is
  * reported with its index and the field at fault; nothing is fixed up silently.
  */
-import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
+import { TypeCompiler, ValueErrorType, type TypeCheck, type ValueError } from "@sinclair/typebox/compiler";
 import type { TObject } from "@sinclair/typebox";
 import type { Collection } from "../collections/define.js";
 import type { ApiRecord } from "../collections/record.js";
@@ -30,6 +30,24 @@ function fieldOf(path: string): string {
   return path.replace(/^\//, "").replace(/\//g, ".") || "(record)";
 }
 
+/** A message a person can act on, for the validator's error kinds that need one. */
+function messageOf(error: ValueError, field: string): string {
+  switch (error.type) {
+    case ValueErrorType.ObjectRequiredProperty:
+      return "required field is missing";
+    case ValueErrorType.ObjectAdditionalProperties:
+      return field === "createdAt" || field === "updatedAt" ? `${field} is assigned by cribline; do not send it` : "unknown field";
+    case ValueErrorType.StringFormat:
+      return error.schema.format === "date-time"
+        ? "must be an RFC 3339 date-time with seconds and zone, such as 2026-11-22T10:15:30Z"
+        : "must be text without control characters";
+    case ValueErrorType.StringPattern:
+      return "must be 1 to 64 characters from A-Z a-z 0-9 . _ : -";
+    default:
+      return error.message;
+  }
+}
+
 function recordErrors(check: TypeCheck<TObject>, record: unknown, index: number): RecordError[] {
   if (!isPlainObject(record)) return [{ index, field: "(record)", message: "each record must be a JSON object" }];
   const errors: RecordError[] = [];
@@ -38,13 +56,7 @@ function recordErrors(check: TypeCheck<TObject>, record: unknown, index: number)
     const field = fieldOf(error.path);
     if (seen.has(field)) continue; // one message a field: the first is the most telling
     seen.add(field);
-    const message = error.path === "" && error.message.includes("property") ? "unknown or missing field" : error.message;
-    errors.push({ index, field, message });
-  }
-  for (const key of Object.keys(record)) {
-    if (!(key in check.Schema().properties) && !seen.has(key)) {
-      errors.push({ index, field: key, message: "unknown field" });
-    }
+    errors.push({ index, field, message: messageOf(error, field) });
   }
   return errors;
 }
