@@ -11,7 +11,7 @@ import { registerHealthRoutes } from "./health.routes.js";
 import { registerListRoutes } from "./lists/list.routes.js";
 import type { Config } from "./platform/config.js";
 import type { CursorCodec } from "./platform/cursor.js";
-import { installErrorHandling } from "./platform/http-errors.js";
+import { clientErrorHandler, installErrorHandling } from "./platform/http-errors.js";
 import { Problem } from "./platform/problem.schema.js";
 import type { Storage } from "./storage/database.js";
 import { registerSyncRoutes } from "./sync/sync.routes.js";
@@ -36,6 +36,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     bodyLimit: deps.config.syncBodyLimit,
     return503OnClosing: true,
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // cribline validates requests itself (strictly: unknown, repeated and empty parameters are
@@ -46,6 +47,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header("x-request-id", request.id);
   });
   installErrorHandling(app);
+  // Only JSON bodies: anything else is 415, not a string for the handler to puzzle over.
+  app.removeContentTypeParser("text/plain");
 
   app.addSchema(Problem);
   for (const collection of COLLECTIONS) {

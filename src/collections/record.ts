@@ -6,7 +6,8 @@
 import { RELATION_COLUMNS, type Collection } from "./define.js";
 import { formatTime, parseRfc3339 } from "../platform/time.js";
 import { sortKey } from "./sort-key.js";
-import type { RecordRow } from "../storage/schema.js";
+import { lateEventAt } from "../lists/window.js";
+import type { RecordRow, RecordTable } from "../storage/schema.js";
 
 export type ApiRecord = Record<string, unknown>;
 
@@ -16,8 +17,19 @@ export function toApiRecord(collection: Collection, row: Pick<RecordRow, "id" | 
   return record;
 }
 
-/** What a synced record stores, but for the tenant and the times cribline assigns. */
-export type StoredContent = Omit<RecordRow, "tenant_id" | "created_at" | "updated_at">;
+/** What a synced record stores, but for the tenant and what depends on when it is stored. */
+export type StoredContent = Omit<RecordRow, "tenant_id" | "created_at" | "updated_at" | "late_event_at">;
+
+/** The row of a record first stored at `createdAt`. */
+export function toNewRow(content: StoredContent, tenantId: number, createdAt: number): RecordTable {
+  return {
+    ...content,
+    tenant_id: tenantId,
+    created_at: createdAt,
+    updated_at: createdAt,
+    late_event_at: lateEventAt(content.event_at, createdAt),
+  };
+}
 
 function timeMs(value: unknown): number {
   // Input was validated against the collection's schema, so every time field parses.

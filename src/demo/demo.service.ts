@@ -4,9 +4,9 @@
  */
 import type { Kysely } from "kysely";
 import { COLLECTIONS } from "../collections/registry.js";
-import { toStoredContent } from "../collections/record.js";
+import { toNewRow, toStoredContent } from "../collections/record.js";
 import type { Storage } from "../storage/database.js";
-import type { RecordTable, Schema } from "../storage/schema.js";
+import type { Schema } from "../storage/schema.js";
 import { countTenants } from "../tenants/tenant.repository.js";
 import { createTenant, issueKey } from "../tenants/tenant.service.js";
 import { generateDemoData } from "./demo.data.js";
@@ -30,12 +30,9 @@ export async function seedDemo(
     const table = collection.table as "withdrawals";
     await db.transaction().execute(async (trx) => {
       for (let i = 0; i < items.length; i += ROWS_PER_INSERT) {
-        const rows: RecordTable[] = items.slice(i, i + ROWS_PER_INSERT).map(({ record, createdAt }) => ({
-          ...toStoredContent(collection, record),
-          tenant_id: tenantId,
-          created_at: createdAt,
-          updated_at: createdAt,
-        }));
+        const rows = items
+          .slice(i, i + ROWS_PER_INSERT)
+          .map(({ record, createdAt }) => toNewRow(toStoredContent(collection, record), tenantId, createdAt));
         await trx.insertInto(table).values(rows).execute();
       }
     });

@@ -3,12 +3,13 @@
  * or equalities, then a keyset condition written as a row value so that it stays an index
  * range on both engines, ordered by the sort key and id.
  */
-import { sql, type Kysely } from "kysely";
+import { sql, type Kysely, type SelectQueryBuilder } from "kysely";
 import { RELATION_COLUMNS, RELATIONS, type Collection } from "../collections/define.js";
 import type { CursorPosition } from "../platform/cursor.js";
 import type { RecordRow, Schema } from "../storage/schema.js";
 import type { ListQuery } from "./list.query.js";
 import { prefixEnd, sortKey } from "../collections/sort-key.js";
+import { lateArm, onTimeArm, type Window } from "./window.js";
 
 export type ListOrder = "created" | "name" | "code";
 
@@ -44,6 +45,8 @@ export async function findPage(
   return pageQuery(db, collection, tenantId, query, after, take).execute();
 }
 
+type PageQuery = SelectQueryBuilder<Schema, "withdrawals", ListRow>;
+
 /**
  * The page query, unexecuted, so its SQL and plan can be inspected. All record tables
  * share one shape, so the table is typed as one of them.
@@ -57,6 +60,34 @@ export function pageQuery(
   take: number,
 ) {
   const order = ORDERS[listOrder(query)];
+  const window = { since: query.since, until: query.until };
+  const page = (q: PageQuery) => q.orderBy(order.column, order.direction).orderBy("id", order.direction).limit(sql.lit(take));
+  const base = (from = after) => filtered(db, collection, tenantId, query, order, from);
+  if (window.since === undefined && window.until === undefined) return page(base());
+  if (order.column !== "created_at") return page(inWindow(base(), window));
+  const arms = db
+    .selectFrom(page(onTimeArm(base, window, after)).as("on_time"))
+    .selectAll()
+    .unionAll(db.selectFrom(page(lateArm(base(), window)).as("late")).selectAll());
+  return db.selectFrom(arms.as("w")).selectAll().orderBy("created_at", "desc").orderBy("id", "desc").limit(sql.lit(take));
+}
+
+function inWindow(q: PageQuery, { since, until }: Window): PageQuery {
+  let out = q;
+  if (since !== undefined) out = out.where("event_at", ">=", since);
+  if (until !== undefined) out = out.where("event_at", "<=", until);
+  return out;
+}
+
+/** Every filter but the time window, and the keyset condition. */
+function filtered(
+  db: Kysely<Schema>,
+  collection: Collection,
+  tenantId: number,
+  query: ListQuery,
+  order: (typeof ORDERS)[ListOrder],
+  after: CursorPosition | undefined,
+): PageQuery {
   let q = db
     .selectFrom(collection.table as "withdrawals")
     .select(["id", "created_at", "updated_at", "name_key", "code_key", "body"])
@@ -71,8 +102,6 @@ export function pageQuery(
     q = q.where(column, ">=", low);
     if (high !== undefined) q = q.where(column, "<", high);
   }
-  if (query.since !== undefined) q = q.where("event_at", ">=", query.since);
-  if (query.until !== undefined) q = q.where("event_at", "<=", query.until);
   for (const relation of RELATIONS) {
     const value = query.relations[relation];
     if (value !== undefined) q = q.where(RELATION_COLUMNS[relation], "=", value);
@@ -80,6 +109,5 @@ export function pageQuery(
   if (after !== undefined) {
     q = q.where((eb) => eb(eb.refTuple(order.column, "id"), order.after, eb.tuple(after.key as never, after.id)));
   }
-  // The limit is validated; writing it into the SQL keeps one plan for every page size.
-  return q.orderBy(order.column, order.direction).orderBy("id", order.direction).limit(sql.lit(take));
+  return q;
 }

@@ -13,6 +13,7 @@ export const ERRORS = {
   invalid_time_window: { status: 400, title: "Invalid time window" },
   window_with_relationship_filter: { status: 400, title: "Time window combined with a relationship filter" },
   invalid_body: { status: 400, title: "Invalid request body" },
+  bad_request: { status: 400, title: "Bad request" },
   invalid_records: { status: 400, title: "Invalid records" },
   unauthorized: { status: 401, title: "Unauthorized" },
   forbidden: { status: 403, title: "Forbidden" },
@@ -21,6 +22,7 @@ export const ERRORS = {
   conflict: { status: 409, title: "Conflict" },
   payload_too_large: { status: 413, title: "Payload too large" },
   unsupported_media_type: { status: 415, title: "Unsupported media type" },
+  headers_too_large: { status: 431, title: "Request header fields too large" },
   internal_error: { status: 500, title: "Internal server error" },
   service_unavailable: { status: 503, title: "Service unavailable" },
 } as const satisfies Record<string, { status: number; title: string }>;

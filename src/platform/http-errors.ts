@@ -3,6 +3,8 @@
  * Errors of the framework (body parsing, body size, media type) are translated to cribline's
  * codes; anything else is a 500 that says nothing of the internals and is logged in full.
  */
+import { randomUUID } from "node:crypto";
+import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ApiError, PROBLEM_CONTENT_TYPE, toProblem } from "./errors.js";
 
@@ -45,5 +47,26 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
   app.setNotFoundHandler((request, reply) =>
     sendProblem(reply, new ApiError("not_found", `no such endpoint: ${request.method} ${request.url.split("?")[0]}`)),
+  );
+}
+
+/**
+ * Requests Node's HTTP parser refuses before Fastify sees them (a request line or headers
+ * over the size limit, malformed HTTP) still get a problem+json answer.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const problem = toProblem(
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? new ApiError("headers_too_large", "the request line or headers are too large; a URL must stay under 16 KiB")
+      : new ApiError("bad_request", "the request is not valid HTTP"),
+  );
+  const body = JSON.stringify(problem);
+  socket.end(
+    `HTTP/1.1 ${problem.status} ${problem.title}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

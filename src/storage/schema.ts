@@ -36,6 +36,8 @@ export interface RecordTable {
   created_at: number;
   updated_at: number;
   event_at: number | null;
+  /** The event date again, only on a transaction stored long before or after it. */
+  late_event_at: number | null;
   /** Lower-cased name (transactions: employee name), compared in code-point order. */
   name_key: string;
   code_key: string | null;

@@ -4,8 +4,8 @@
  */
 import type { Kysely, Transaction } from "kysely";
 import type { Collection } from "../collections/define.js";
-import type { StoredContent } from "../collections/record.js";
-import type { RecordTable, Schema } from "../storage/schema.js";
+import { toNewRow, type StoredContent } from "../collections/record.js";
+import type { Schema } from "../storage/schema.js";
 
 export interface BatchOutcome {
   created: StoredContent[];
@@ -63,8 +63,10 @@ export async function writeBatch(
     if (outcome.conflicts.length > 0) return outcome;
     const now = clock();
     for (const part of chunks(outcome.created, CHUNK)) {
-      const rows: RecordTable[] = part.map((c) => ({ ...c, tenant_id: tenantId, created_at: now, updated_at: now }));
-      await trx.insertInto(table).values(rows).execute();
+      await trx
+        .insertInto(table)
+        .values(part.map((c) => toNewRow(c, tenantId, now)))
+        .execute();
     }
     for (const content of outcome.updated) {
       const { id, ...columns } = content;

@@ -26,8 +26,13 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** The field a validator error path (a JSON Pointer) names, as it was sent; nested as a.b. */
 function fieldOf(path: string): string {
-  return path.replace(/^\//, "").replace(/\//g, ".") || "(record)";
+  return path
+    .split("/")
+    .slice(1)
+    .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .join(".");
 }
 
 /** A message a person can act on, for the validator's error kinds that need one. */

@@ -4,27 +4,34 @@
  * indexes are listed here literally (not derived from the collection registry) so that this
  * migration never changes once it has run; a test checks that every filter rides an index.
  */
-import { type Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import { ENGINE_TRAITS, type Engine } from "../engine.js";
 
 const RELATION_INDEXES = ["employee_id", "product_id", "cost_center_id", "sector_id"];
 
+const MASTER_ORDER = [
+  ["created_at", "id"],
+  ["name_key", "id"],
+];
+
+// Transactions carry event_at in their order indexes so that a time window is checked on
+// the index entry, and index late rows by event date: see src/lists/window.ts.
+const TRANSACTION_INDEXES = [
+  ["created_at", "id", "event_at"],
+  ["name_key", "id", "event_at"],
+  ...RELATION_INDEXES.map((c) => [c, "created_at", "id"]),
+];
+
+// Partial, so that it holds only the few late rows and a planner knows how few they are.
+const LATE_INDEX = ["late_event_at", "created_at", "id"];
+
 const RECORD_TABLES: { table: string; indexes: string[][] }[] = [
-  ...["withdrawals", "returns", "exchanges", "training_records"].map((table) => ({
-    table,
-    indexes: [["event_at", "created_at", "id"], ...RELATION_INDEXES.map((c) => [c, "created_at", "id"])],
-  })),
-  {
-    table: "employees",
-    indexes: [
-      ["sector_id", "created_at", "id"],
-      ["cost_center_id", "created_at", "id"],
-    ],
-  },
-  { table: "cost_centers", indexes: [["code_key", "id"]] },
-  { table: "sectors", indexes: [] },
-  { table: "products", indexes: [] },
-  { table: "devices", indexes: [] },
+  ...["withdrawals", "returns", "exchanges", "training_records"].map((table) => ({ table, indexes: TRANSACTION_INDEXES })),
+  { table: "employees", indexes: [...MASTER_ORDER, ["sector_id", "created_at", "id"], ["cost_center_id", "created_at", "id"]] },
+  { table: "cost_centers", indexes: [...MASTER_ORDER, ["code_key", "id"]] },
+  { table: "sectors", indexes: MASTER_ORDER },
+  { table: "products", indexes: MASTER_ORDER },
+  { table: "devices", indexes: MASTER_ORDER },
 ];
 
 export function initialMigration(engine: Engine) {
@@ -59,6 +66,7 @@ export function initialMigration(engine: Engine) {
           .addColumn("created_at", t.millisType, (c) => c.notNull())
           .addColumn("updated_at", t.millisType, (c) => c.notNull())
           .addColumn("event_at", t.millisType)
+          .addColumn("late_event_at", t.millisType)
           .addColumn("name_key", t.sortKeyType, (c) => c.notNull())
           .addColumn("code_key", t.sortKeyType)
           .addColumn("employee_id", "text")
@@ -68,11 +76,19 @@ export function initialMigration(engine: Engine) {
           .addColumn("body", "text", (c) => c.notNull())
           .addPrimaryKeyConstraint(`${table}_pkey`, ["tenant_id", "id"])
           .execute();
-        for (const columns of [["created_at", "id"], ["name_key", "id"], ...indexes]) {
+        for (const columns of indexes) {
           await db.schema
             .createIndex(`${table}_${columns.join("_")}`)
             .on(table)
             .columns(["tenant_id", ...columns])
+            .execute();
+        }
+        if (indexes === TRANSACTION_INDEXES) {
+          await db.schema
+            .createIndex(`${table}_late`)
+            .on(table)
+            .columns(["tenant_id", ...LATE_INDEX])
+            .where(sql.ref("late_event_at"), "is not", null)
             .execute();
         }
       }

@@ -1,0 +1,276 @@
+/**
+ * Authentication and scopes (decisions §2, §5, §8): every endpoint that needs a key is
+ * enumerated once, and every kind of credential is tried against each of them over HTTP.
+ */
+import { describe, expect, it } from "vitest";
+import { generateKey, hashKey, isWellFormedKey, keyIdOf, KEY_PREFIX, type Scope } from "../src/platform/keys.js";
+import { revokeKey } from "../src/tenants/tenant.repository.js";
+import { issueKey } from "../src/tenants/tenant.service.js";
+import { FACTORIES, MASTER_COLLECTIONS, TRANSACTION_COLLECTIONS } from "./support/factories.js";
+import { newTenant, readAll, request, useServer, type Reply, type TestTenant } from "./support/harness.js";
+
+const server = useServer();
+const COLLECTIONS = [...TRANSACTION_COLLECTIONS, ...MASTER_COLLECTIONS];
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+interface Endpoint {
+  label: string;
+  collection: string;
+  scope: Scope;
+  /** Sends the endpoint's request (with a fresh valid body, for sync) and the given headers. */
+  call(headers: Record<string, string>): Promise<Reply<any>>;
+}
+
+/** Every endpoint that needs a key: the nine lists (read) and the nine sync endpoints (sync). */
+const ENDPOINTS: Endpoint[] = COLLECTIONS.flatMap((collection): Endpoint[] => [
+  {
+    label: `GET /v1/${collection}`,
+    collection,
+    scope: "read",
+    call: (headers) => request(server(), "GET", `/v1/${collection}`, { headers }),
+  },
+  {
+    label: `POST /v1/sync/${collection}`,
+    collection,
+    scope: "sync",
+    call: (headers) => request(server(), "POST", `/v1/sync/${collection}`, { headers, body: { data: [FACTORIES[collection]!()] } }),
+  },
+]);
+
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+
+/** Replaces the character at `index` by another base62 character. */
+function changeCharAt(key: string, index: number, shift = 1): string {
+  const current = BASE62.indexOf(key[index]!);
+  const replacement = BASE62[(current + shift) % BASE62.length]!;
+  return key.slice(0, index) + replacement + key.slice(index + 1);
+}
+
+async function keyWith(tenant: TestTenant, scopes: Scope[]) {
+  return issueKey(server().storage.db, tenant.slug, scopes);
+}
+
+function expectUnauthorized(reply: Reply<any>): void {
+  expect(reply.status).toBe(401);
+  expect(reply.headers.get("www-authenticate")).toMatch(/^Bearer\b/);
+  expect(reply.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+  expect(reply.body).toMatchObject({ status: 401, code: "unauthorized", title: expect.any(String), detail: expect.any(String) });
+}
+
+function expectForbidden(reply: Reply<any>): void {
+  expect(reply.status).toBe(403);
+  expect(reply.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+  expect(reply.body).toMatchObject({ status: 403, code: "forbidden", title: expect.any(String), detail: expect.any(String) });
+  // A 403 is not a credential problem: no challenge to send another key.
+  expect(reply.headers.get("www-authenticate")).toBeNull();
+}
+
+function expectOk(reply: Reply<any>, endpoint: Endpoint): void {
+  expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+  if (endpoint.scope === "read") expect(reply.body).toEqual({ data: expect.any(Array), cursor: null });
+  else expect(reply.body).toEqual({ created: 1, updated: 0, unchanged: 0 });
+}
+
+/** Credentials that must be refused with 401, built from a tenant's valid keys. */
+const REFUSED: [string, (tenant: TestTenant, endpoint: Endpoint) => Record<string, string>][] = [
+  ["no Authorization header", () => ({})],
+  ["an empty Authorization header", () => ({ authorization: "" })],
+  ["the Basic scheme", () => ({ authorization: "Basic dXNlcjpwYXNz" })],
+  ["Basic with a valid key", (t) => ({ authorization: `Basic ${t.keys.all}` })],
+  ['"Bearer" alone', () => ({ authorization: "Bearer" })],
+  ['"Bearer " with nothing after it', () => ({ authorization: "Bearer " })],
+  ["the Token scheme with a valid key", (t) => ({ authorization: `Token ${t.keys.all}` })],
+  ["a valid key without a scheme", (t) => ({ authorization: t.keys.all })],
+  ["two keys in one header", (t) => ({ authorization: `Bearer ${t.keys.all} ${t.keys.all}` })],
+  ["a wrong prefix", (t) => bearer(`crab_${t.keys.all.slice(KEY_PREFIX.length)}`)],
+  ["no prefix", (t) => bearer(t.keys.all.slice(KEY_PREFIX.length))],
+  ["an upper-case prefix", (t) => bearer(`CRIB_${t.keys.all.slice(KEY_PREFIX.length)}`)],
+  ["a key one character too short", (t) => bearer(t.keys.all.slice(0, -1))],
+  ["a key one character too long", (t) => bearer(`${t.keys.all}a`)],
+  ["a key of only the prefix", () => bearer(KEY_PREFIX)],
+  ["a changed character in the secret (bad checksum)", (t) => bearer(changeCharAt(t.keys.all, KEY_PREFIX.length + 12))],
+  ["a changed character in the checksum", (t) => bearer(changeCharAt(t.keys.all, t.keys.all.length - 1))],
+  ["a non-base62 character", (t) => bearer(`${t.keys.all.slice(0, 10)}-${t.keys.all.slice(11)}`)],
+  ["a well-formed key that was never issued", () => bearer(generateKey().key)],
+  ["a well-formed key whose hash was sent instead of the key", (t) => bearer(hashKey(t.keys.all))],
+];
+
+describe.each(ENDPOINTS)("$label", (endpoint) => {
+  it.each(REFUSED)("refuses %s with 401 and a Bearer challenge", async (_label, credentials) => {
+    const tenant = await newTenant(server());
+    expectUnauthorized(await endpoint.call(credentials(tenant, endpoint)));
+  });
+
+  it("accepts a key with the route's scope", async () => {
+    const tenant = await newTenant(server());
+    expectOk(await endpoint.call(bearer(tenant.keys[endpoint.scope])), endpoint);
+  });
+
+  it("accepts the scheme name in any letter case (RFC 9110: schemes are case-insensitive)", async () => {
+    const tenant = await newTenant(server());
+    expectOk(await endpoint.call({ authorization: `bearer ${tenant.keys[endpoint.scope]}` }), endpoint);
+  });
+
+  it("refuses a key without the route's scope with 403", async () => {
+    const tenant = await newTenant(server());
+    for (const scope of ["read", "sync", "admin"] as const) {
+      if (scope === endpoint.scope) continue;
+      expectForbidden(await endpoint.call(bearer(tenant.keys[scope])));
+    }
+    const others = await keyWith(tenant, endpoint.scope === "read" ? ["sync", "admin"] : ["read", "admin"]);
+    expectForbidden(await endpoint.call(bearer(others.key)));
+  });
+
+  it.each<Scope[]>([
+    ["read", "sync"],
+    ["sync", "read"],
+    ["read", "admin"],
+    ["sync", "admin"],
+    ["admin", "sync", "read"],
+  ])("accepts a key holding the scopes %j when one of them is the route's", async (...scopes) => {
+    const tenant = await newTenant(server());
+    const { key } = await keyWith(tenant, scopes);
+    const reply = await endpoint.call(bearer(key));
+    if (scopes.includes(endpoint.scope)) expectOk(reply, endpoint);
+    else expectForbidden(reply);
+  });
+
+  it("refuses a revoked key on the very next request", async () => {
+    const tenant = await newTenant(server());
+    const { key, keyId } = await keyWith(tenant, [endpoint.scope]);
+    expectOk(await endpoint.call(bearer(key)), endpoint);
+    expect(await revokeKey(server().storage.db, keyId, Date.now())).toBe(true);
+    expectUnauthorized(await endpoint.call(bearer(key)));
+    // The tenant's other keys are untouched.
+    expect((await endpoint.call(bearer(tenant.keys[endpoint.scope]))).status).toBe(200);
+  });
+});
+
+describe("a refused request has no effect", () => {
+  it.each(COLLECTIONS)("stores nothing that was sent to /v1/sync/%s without a valid sync key", async (collection) => {
+    const tenant = await newTenant(server());
+    const send = (headers: Record<string, string>) =>
+      request(server(), "POST", `/v1/sync/${collection}`, { headers, body: { data: [FACTORIES[collection]!()] } });
+    expect((await send({})).status).toBe(401);
+    expect((await send(bearer(generateKey().key))).status).toBe(401);
+    expect((await send(bearer(tenant.keys.read))).status).toBe(403);
+    expect((await send(bearer(tenant.keys.admin))).status).toBe(403);
+    expect((await readAll(server(), tenant.keys.read, `/v1/${collection}`)).items).toEqual([]);
+  });
+
+  it.each(COLLECTIONS)("checks the key of /v1/sync/%s before the body", async (collection) => {
+    const tenant = await newTenant(server());
+    const path = `/v1/sync/${collection}`;
+    const notJson = { rawBody: "{not json", headers: { "content-type": "application/json" } };
+    expectUnauthorized(await request(server(), "POST", path, notJson));
+    expectForbidden(await request(server(), "POST", path, { ...notJson, headers: { ...notJson.headers, ...bearer(tenant.keys.read) } }));
+    const wrongType = { rawBody: "hello", headers: { "content-type": "text/plain" } };
+    expectUnauthorized(await request(server(), "POST", path, wrongType));
+  });
+});
+
+describe("scopes across the two kinds of endpoint", () => {
+  it.each(COLLECTIONS)("a sync key cannot read /v1/%s and a read key cannot sync it", async (collection) => {
+    const tenant = await newTenant(server());
+    expectForbidden(await request(server(), "GET", `/v1/${collection}`, { key: tenant.keys.sync }));
+    expectForbidden(
+      await request(server(), "POST", `/v1/sync/${collection}`, { key: tenant.keys.read, body: { data: [FACTORIES[collection]!()] } }),
+    );
+    expectForbidden(await request(server(), "GET", `/v1/${collection}`, { key: tenant.keys.admin }));
+  });
+
+  it("a key with read and sync syncs a record and then reads it back", async () => {
+    const tenant = await newTenant(server());
+    const { key } = await keyWith(tenant, ["read", "sync"]);
+    for (const collection of COLLECTIONS) {
+      const record = FACTORIES[collection]!();
+      const synced = await request(server(), "POST", `/v1/sync/${collection}`, { key, body: { data: [record] } });
+      expect(synced.status).toBe(200);
+      const listed = await request(server(), "GET", `/v1/${collection}`, { key });
+      expect(listed.status).toBe(200);
+      expect(listed.body.data.map((r: { id: string }) => r.id)).toEqual([record.id]);
+    }
+  });
+});
+
+describe("endpoints that need no key", () => {
+  it.each(["/healthz", "/readyz", "/v1/openapi.json", "/docs"])("GET %s answers 200 without a key, and with a junk one", async (path) => {
+    const variants: Record<string, string>[] = [{}, { authorization: "Bearer crib_nonsense" }, { authorization: "Basic Zm9vOmJhcg==" }];
+    for (const headers of variants) {
+      const reply = await request(server(), "GET", path, { headers });
+      expect(reply.status, `${path} ${JSON.stringify(headers)}`).toBe(200);
+    }
+  });
+
+  it("serves an OpenAPI document that declares bearer auth on the keyed routes", async () => {
+    const reply = await request(server(), "GET", "/v1/openapi.json");
+    expect(reply.body.openapi).toMatch(/^3\./);
+    expect(reply.body.components.securitySchemes.apiKey).toMatchObject({ type: "http", scheme: "bearer" });
+    for (const collection of COLLECTIONS) {
+      expect(reply.body.paths[`/v1/${collection}`].get.security).toEqual([{ apiKey: [] }]);
+      expect(reply.body.paths[`/v1/sync/${collection}`].post.security).toEqual([{ apiKey: [] }]);
+    }
+  });
+});
+
+describe("key format", () => {
+  it("generates keys with the crib_ prefix that pass the well-formedness check", () => {
+    for (let i = 0; i < 200; i += 1) {
+      const { key, keyId, hash } = generateKey();
+      expect(key.startsWith(KEY_PREFIX)).toBe(true);
+      expect(key).toMatch(/^crib_[0-9A-Za-z]+$/);
+      expect(isWellFormedKey(key)).toBe(true);
+      expect(key.startsWith(keyId)).toBe(true);
+      expect(hash).toBe(hashKey(key));
+      expect(hash).not.toContain(key.slice(KEY_PREFIX.length));
+    }
+  });
+
+  it("carries at least 128 random bits: 22 or more base62 characters beyond prefix and checksum", () => {
+    const { key } = generateKey();
+    // 22 base62 characters are 130.9 bits; the checksum takes at most 6 characters (CRC-32).
+    expect(key.length - KEY_PREFIX.length - 6).toBeGreaterThanOrEqual(22);
+  });
+
+  it("generates distinct keys and distinct key ids", () => {
+    const keys = Array.from({ length: 5000 }, () => generateKey());
+    expect(new Set(keys.map((k) => k.key)).size).toBe(keys.length);
+    expect(new Set(keys.map((k) => k.keyId)).size).toBe(keys.length);
+  });
+
+  it("refuses every single-character change of a valid key", () => {
+    const { key } = generateKey();
+    for (let index = KEY_PREFIX.length; index < key.length; index += 1) {
+      for (const shift of [1, 17, 61]) {
+        const changed = changeCharAt(key, index, shift);
+        expect(isWellFormedKey(changed), changed).toBe(false);
+      }
+    }
+    for (let index = 0; index < KEY_PREFIX.length; index += 1) {
+      expect(isWellFormedKey(key.slice(0, index) + "x" + key.slice(index + 1))).toBe(false);
+    }
+  });
+
+  it.each(["", "crib_", "crib_abc", " crib_x", "bearer", "crib_" + "a".repeat(38), "crib_" + "a".repeat(200)])(
+    "refuses the malformed key %j",
+    (key) => {
+      expect(isWellFormedKey(key)).toBe(false);
+    },
+  );
+
+  it("stores an issued key only as a hash", async () => {
+    const tenant = await newTenant(server());
+    const issued = await keyWith(tenant, ["read", "sync"]);
+    const rows = await server().storage.db.selectFrom("api_keys").selectAll().where("key_id", "=", keyIdOf(issued.key)).execute();
+    expect(rows).toHaveLength(1);
+    const row = rows[0]!;
+    expect(row.hash).not.toBe(issued.key);
+    expect(row.hash).toBe(hashKey(issued.key));
+    expect(row.hash).toMatch(/^[0-9a-f]{64}$/);
+    // Nothing stored holds the secret: the key id is public, the rest of the key is not.
+    const secret = issued.key.slice(issued.keyId.length);
+    for (const value of Object.values(row)) expect(String(value)).not.toContain(secret);
+    const everyRow = await server().storage.db.selectFrom("api_keys").selectAll().execute();
+    for (const other of everyRow) for (const value of Object.values(other)) expect(String(value)).not.toContain(secret);
+  });
+});

@@ -1,0 +1,546 @@
+/**
+ * Sync (decisions §3, §5, §6): counts, idempotence, conflicts, upserts, atomicity, the
+ * errors that name each offending record and field, times, and the body rules, over HTTP.
+ */
+import { request as httpRequest } from "node:http";
+import { describe, expect, it } from "vitest";
+import { EVENT_FIELD, FACTORIES, MASTER_COLLECTIONS, TRANSACTION_COLLECTIONS } from "./support/factories.js";
+import { get, newTenant, readAll, request, sync, useServer, type Reply, type TestTenant } from "./support/harness.js";
+
+const server = useServer();
+const ALL = [...TRANSACTION_COLLECTIONS, ...MASTER_COLLECTIONS];
+const UTC_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** Fields the collections declare optional (missing or null: stored and returned as null). */
+const OPTIONAL: Record<string, string[]> = {
+  withdrawals: [],
+  returns: ["condition"],
+  exchanges: ["reason"],
+  "training-records": ["productId", "expiresAt"],
+  employees: ["registration"],
+  "cost-centers": [],
+  sectors: [],
+  products: ["sku"],
+  devices: ["location"],
+};
+
+/** The text field each collection's name filter uses: a required field we can vary freely. */
+const nameField = (collection: string) => (TRANSACTION_COLLECTIONS.includes(collection) ? "employeeName" : "name");
+const isTransaction = (collection: string) => TRANSACTION_COLLECTIONS.includes(collection);
+
+type Rec = Record<string, unknown>;
+
+const post = (tenant: TestTenant, collection: string, body: unknown) =>
+  request(server(), "POST", `/v1/sync/${collection}`, { key: tenant.keys.sync, body });
+
+const postRaw = (tenant: TestTenant, collection: string, rawBody: string, contentType = "application/json") =>
+  request(server(), "POST", `/v1/sync/${collection}`, { key: tenant.keys.sync, rawBody, headers: { "content-type": contentType } });
+
+/** fetch always labels a string body text/plain; node:http can send one with no Content-Type. */
+function postWithoutContentType(tenant: TestTenant, collection: string, rawBody: string): Promise<Reply<any>> {
+  const url = new URL(`${server().url}/v1/sync/${collection}`);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: url.hostname, port: url.port, path: url.pathname, method: "POST", headers: { authorization: `Bearer ${tenant.keys.sync}` } },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (text += chunk));
+        res.on("end", () => {
+          const headers = new Headers();
+          for (const [name, value] of Object.entries(res.headers)) if (typeof value === "string") headers.set(name, value);
+          resolve({ status: res.statusCode!, headers, body: text === "" ? undefined : JSON.parse(text) });
+        });
+      },
+    );
+    req.on("error", reject);
+    req.end(rawBody);
+  });
+}
+
+const send = (tenant: TestTenant, collection: string, data: unknown[]) => post(tenant, collection, { data });
+
+async function listAll(tenant: TestTenant, collection: string): Promise<Rec[]> {
+  return (await readAll(server(), tenant.keys.read, `/v1/${collection}`)).items;
+}
+
+async function byId(tenant: TestTenant, collection: string): Promise<Map<string, Rec>> {
+  return new Map((await listAll(tenant, collection)).map((r) => [r.id as string, r]));
+}
+
+/** Runs `action` with the server clock pinned to `ms`. */
+async function at<T>(ms: number, action: () => Promise<T>): Promise<T> {
+  server().clock.now = ms;
+  try {
+    return await action();
+  } finally {
+    server().clock.now = undefined;
+  }
+}
+
+/** Every error is problem+json with status, title, detail and code. */
+function expectProblem(reply: Reply<any>, status: number, code: string): void {
+  expect(reply.status, JSON.stringify(reply.body)).toBe(status);
+  expect(reply.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+  expect(reply.body).toMatchObject({ status, code, title: expect.any(String), detail: expect.any(String) });
+  expect(reply.body.title).not.toBe("");
+  expect(reply.body.detail).not.toBe("");
+}
+
+/** The (index, field) pairs of a 400 invalid_records, sorted. */
+function offending(reply: Reply<any>): string[] {
+  expectProblem(reply, 400, "invalid_records");
+  expect(Array.isArray(reply.body.errors)).toBe(true);
+  for (const error of reply.body.errors)
+    expect(error).toMatchObject({ index: expect.any(Number), field: expect.any(String), message: expect.any(String) });
+  return reply.body.errors.map((e: { index: number; field: string }) => `${e.index}:${e.field}`).sort();
+}
+
+/** What a stored record is listed as: what was sent, plus the times cribline assigns. */
+function sentFields(record: Rec): Rec {
+  return Object.fromEntries(Object.entries(record).filter(([k]) => k !== "createdAt" && k !== "updatedAt"));
+}
+
+describe.each(ALL)("POST /v1/sync/%s", (collection) => {
+  const make = FACTORIES[collection]!;
+  const name = nameField(collection);
+
+  it("answers created, updated and unchanged counts", async () => {
+    const tenant = await newTenant(server());
+    const [a, b, c] = [make({ id: "a" }), make({ id: "b" }), make({ id: "c" })];
+    const first = await send(tenant, collection, [a, b, c]);
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({ created: 3, updated: 0, unchanged: 0 });
+    const batch = [a, make({ id: "d" }), make({ id: "e" }), b];
+    const second = await send(tenant, collection, batch);
+    expect(second.body).toEqual({ created: 2, updated: 0, unchanged: 2 });
+    expect([...(await byId(tenant, collection)).keys()].sort()).toEqual(["a", "b", "c", "d", "e"]);
+    if (!isTransaction(collection)) {
+      const third = await send(tenant, collection, [{ ...a, [name]: "Renamed" }, b, make({ id: "f" })]);
+      expect(third.body).toEqual({ created: 1, updated: 1, unchanged: 1 });
+    }
+  });
+
+  it("stores records exactly as sent, with a createdAt", async () => {
+    const tenant = await newTenant(server());
+    const record = make();
+    await at(1_800_000_000_123, () => sync(server(), tenant, collection, [record]));
+    const [listed] = await listAll(tenant, collection);
+    expect(sentFields(listed!)).toEqual(record);
+    expect(listed!.createdAt).toBe("2027-01-15T08:00:00.123Z");
+    if (!isTransaction(collection)) expect(listed!.updatedAt).toBe("2027-01-15T08:00:00.123Z");
+  });
+
+  it("changes nothing when the same batch is sent again", async () => {
+    const tenant = await newTenant(server());
+    const batch = [make(), make(), make()];
+    await at(1_800_000_000_000, () => sync(server(), tenant, collection, batch));
+    const before = await listAll(tenant, collection);
+    const again = await at(1_800_000_900_000, () => send(tenant, collection, batch));
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ created: 0, updated: 0, unchanged: 3 });
+    expect(await listAll(tenant, collection)).toEqual(before);
+    expect(before.every((r) => r.createdAt === "2027-01-15T08:00:00.000Z")).toBe(true);
+  });
+
+  it("keeps tenants apart: the same id in two tenants is two records", async () => {
+    const one = await newTenant(server());
+    const two = await newTenant(server());
+    expect((await send(one, collection, [make({ id: "same", [name]: "One" })])).body).toEqual({ created: 1, updated: 0, unchanged: 0 });
+    expect((await send(two, collection, [make({ id: "same", [name]: "Two" })])).body).toEqual({ created: 1, updated: 0, unchanged: 0 });
+    expect((await listAll(one, collection)).map((r) => r[name])).toEqual(["One"]);
+    expect((await listAll(two, collection)).map((r) => r[name])).toEqual(["Two"]);
+  });
+
+  it("applies nothing of a batch that holds one invalid record", async () => {
+    const tenant = await newTenant(server());
+    const stored = make({ id: "stored", [name]: "Before" });
+    await sync(server(), tenant, collection, [stored]);
+    const before = await listAll(tenant, collection);
+    const batch = [make({ id: "new-1" }), { ...stored, [name]: "After" }, make({ id: "new-2" }), make({ id: "bad", [name]: 42 })];
+    expect(offending(await send(tenant, collection, batch))).toEqual([`3:${name}`]);
+    expect(await listAll(tenant, collection)).toEqual(before);
+  });
+
+  it("names every offending index and field of a batch, and applies none of it", async () => {
+    const tenant = await newTenant(server());
+    const batch: Rec[] = [];
+    const expected: string[] = [];
+    const add = (record: Rec, ...fields: string[]) => {
+      for (const field of fields) expected.push(`${batch.length}:${field}`);
+      batch.push(record);
+    };
+    const missing = make();
+    delete missing[name];
+    add(make()); // valid
+    add(missing, name);
+    add(make({ [name]: 42 }), name);
+    add(make({ colour: "red" }), "colour");
+    add(make({ id: "has space" }), "id");
+    add(make({ id: "" }), "id");
+    add(make({ id: "x".repeat(65) }), "id");
+    add(make({ [name]: "Ana\u0007" }), name);
+    add(make({ [name]: "" }), name);
+    add(make({ createdAt: "2026-01-01T00:00:00.000Z" }), "createdAt");
+    add(make({ updatedAt: "2026-01-01T00:00:00.000Z" }), "updatedAt");
+    add(make({ id: 7 }), "id");
+    add(make({ [name]: 42, colour: "red", id: "a b" }), name, "colour", "id");
+    add(make({ [name]: null }), name);
+    if (isTransaction(collection)) {
+      const event = EVENT_FIELD[collection]!;
+      add(make({ [event]: "2026-02-30T10:00:00Z" }), event);
+      add(make({ [event]: "2026-01-01" }), event);
+      add(make({ [event]: "2026-01-01T24:00:00Z" }), event);
+      add(make({ [event]: 1_767_261_600_000 }), event);
+      add(make({ employeeId: "emp 1" }), "employeeId");
+    }
+    if (collection !== "training-records" && isTransaction(collection)) {
+      add(make({ quantity: 0 }), "quantity");
+      add(make({ quantity: -1 }), "quantity");
+      add(make({ quantity: 1.5 }), "quantity");
+      add(make({ quantity: "1" }), "quantity");
+    }
+    if (collection === "returns") add(make({ condition: "broken" }), "condition");
+    if (collection === "employees") add(make({ active: "yes" }), "active");
+    if (collection === "cost-centers") add(make({ code: "C\u0000" }), "code");
+    add(make()); // valid
+    const reply = await send(tenant, collection, batch);
+    expect(offending(reply)).toEqual([...expected].sort());
+    expect(reply.body.detail).toMatch(/\d+/);
+    expect(await listAll(tenant, collection)).toEqual([]);
+  });
+
+  it.each(["a/b", "c~d", "", "x.y", " ", "__proto__x"])("names the unknown field %j exactly as sent, once", async (field) => {
+    const tenant = await newTenant(server());
+    const record = make();
+    record[field] = 1;
+    const reply = await send(tenant, collection, [record]);
+    expect(offending(reply)).toEqual([`0:${field}`]);
+  });
+
+  it("refuses an id that appears twice in one batch and applies nothing", async () => {
+    const tenant = await newTenant(server());
+    const record = make({ id: "twice" });
+    const reply = await send(tenant, collection, [make(), record, make(), { ...record }]);
+    expect(offending(reply)).toEqual(["3:id"]);
+    expect(await listAll(tenant, collection)).toEqual([]);
+    // Even with other content the second occurrence is named, and nothing is stored.
+    const differing = await send(tenant, collection, [record, { ...record, [name]: "Other" }]);
+    expect(offending(differing)).toEqual(["1:id"]);
+    expect(await listAll(tenant, collection)).toEqual([]);
+  });
+
+  it("accepts 1000 records in one batch", async () => {
+    const tenant = await newTenant(server());
+    const batch = Array.from({ length: 1000 }, () => make());
+    const reply = await send(tenant, collection, batch);
+    expect(reply.body).toEqual({ created: 1000, updated: 0, unchanged: 0 });
+    const items = await listAll(tenant, collection);
+    expect(new Set(items.map((r) => r.id))).toEqual(new Set(batch.map((r) => r.id)));
+  });
+
+  it("returns createdAt (and updatedAt) in UTC with milliseconds", async () => {
+    const tenant = await newTenant(server());
+    await sync(server(), tenant, collection, [make()]);
+    const [listed] = await listAll(tenant, collection);
+    expect(listed!.createdAt).toMatch(UTC_MILLIS);
+    if (!isTransaction(collection)) expect(listed!.updatedAt).toMatch(UTC_MILLIS);
+    else expect(listed).not.toHaveProperty("updatedAt");
+  });
+});
+
+describe.each(TRANSACTION_COLLECTIONS)("POST /v1/sync/%s: transactions never change", (collection) => {
+  const make = FACTORIES[collection]!;
+  const name = nameField(collection);
+
+  it("refuses the same id with other content with 409 naming the ids, and applies nothing", async () => {
+    const tenant = await newTenant(server());
+    const [a, b, c] = [make({ id: "a" }), make({ id: "b" }), make({ id: "c" })];
+    await at(1_800_000_000_000, () => sync(server(), tenant, collection, [a, b, c]));
+    const before = await listAll(tenant, collection);
+    const batch = [make({ id: "new" }), { ...a, [name]: "Changed" }, b, { ...c, [EVENT_FIELD[collection]!]: "2020-01-01T00:00:00.000Z" }];
+    const reply = await at(1_800_000_500_000, () => send(tenant, collection, batch));
+    expectProblem(reply, 409, "conflict");
+    expect([...reply.body.ids].sort()).toEqual(["a", "c"]);
+    const after = await listAll(tenant, collection);
+    expect(after).toEqual(before);
+    expect(after.map((r) => r.id)).not.toContain("new");
+  });
+
+  const optional = OPTIONAL[collection]![0];
+  const changes: [string, (r: Rec) => Rec][] = [
+    ["another relationship id", (r) => ({ ...r, sectorId: "sec-9" })],
+    ["a name differing only in case", (r) => ({ ...r, [name]: String(r[name]).toUpperCase() })],
+    ["a name with a trailing space", (r) => ({ ...r, [name]: `${String(r[name])} ` })],
+    ["an event date one millisecond later", (r) => ({ ...r, [EVENT_FIELD[collection]!]: "2026-11-01T08:00:00.001Z" })],
+    ...(optional === undefined
+      ? []
+      : [["an optional field set to null", (r: Rec) => ({ ...r, [optional]: null })] as [string, (r: Rec) => Rec]]),
+    ...(collection === "training-records" ? [] : [["another quantity", (r: Rec) => ({ ...r, quantity: 2 })] as [string, (r: Rec) => Rec]]),
+  ];
+
+  it.each(changes)("treats %s as other content", async (_label, change) => {
+    const tenant = await newTenant(server());
+    const record = make({ id: "x" });
+    await sync(server(), tenant, collection, [record]);
+    const before = await listAll(tenant, collection);
+    const reply = await send(tenant, collection, [change(record)]);
+    expectProblem(reply, 409, "conflict");
+    expect(reply.body.ids).toEqual(["x"]);
+    expect(await listAll(tenant, collection)).toEqual(before);
+  });
+});
+
+describe.each(MASTER_COLLECTIONS)("POST /v1/sync/%s: master data is upserted", (collection) => {
+  const make = FACTORIES[collection]!;
+  const name = nameField(collection);
+  const T1 = Date.UTC(2026, 0, 1, 10, 0, 0, 1);
+  const T2 = Date.UTC(2026, 0, 2, 10, 0, 0, 2);
+  const T3 = Date.UTC(2026, 0, 3, 10, 0, 0, 3);
+
+  it("updates changed content: updatedAt moves, createdAt stays", async () => {
+    const tenant = await newTenant(server());
+    const record = make({ id: "m", [name]: "Before" });
+    await at(T1, () => sync(server(), tenant, collection, [record]));
+    const reply = await at(T2, () => send(tenant, collection, [{ ...record, [name]: "After" }]));
+    expect(reply.body).toEqual({ created: 0, updated: 1, unchanged: 0 });
+    const [listed] = await listAll(tenant, collection);
+    expect(listed).toMatchObject({
+      id: "m",
+      [name]: "After",
+      createdAt: new Date(T1).toISOString(),
+      updatedAt: new Date(T2).toISOString(),
+    });
+  });
+
+  it("keeps updatedAt when the same content is sent again", async () => {
+    const tenant = await newTenant(server());
+    const record = make({ id: "m", [name]: "Before" });
+    await at(T1, () => sync(server(), tenant, collection, [record]));
+    await at(T2, () => sync(server(), tenant, collection, [{ ...record, [name]: "After" }]));
+    const again = await at(T3, () => send(tenant, collection, [{ ...record, [name]: "After" }]));
+    expect(again.body).toEqual({ created: 0, updated: 0, unchanged: 1 });
+    const [listed] = await listAll(tenant, collection);
+    expect(listed).toMatchObject({ createdAt: new Date(T1).toISOString(), updatedAt: new Date(T2).toISOString() });
+  });
+
+  it("keeps newest-first order by createdAt after an update", async () => {
+    const tenant = await newTenant(server());
+    const old = make({ id: "old" });
+    await at(T1, () => sync(server(), tenant, collection, [old]));
+    await at(T2, () => sync(server(), tenant, collection, [make({ id: "young" })]));
+    await at(T3, () => sync(server(), tenant, collection, [{ ...old, [name]: "Touched" }]));
+    expect((await listAll(tenant, collection)).map((r) => r.id)).toEqual(["young", "old"]);
+  });
+
+  it("applies nothing of a batch with an update and an invalid record", async () => {
+    const tenant = await newTenant(server());
+    const record = make({ id: "m", [name]: "Before" });
+    await at(T1, () => sync(server(), tenant, collection, [record]));
+    const reply = await at(T2, () => send(tenant, collection, [{ ...record, [name]: "After" }, make({ id: "bad id" })]));
+    expect(offending(reply)).toEqual(["1:id"]);
+    const [listed] = await listAll(tenant, collection);
+    expect(listed).toMatchObject({ [name]: "Before", updatedAt: new Date(T1).toISOString() });
+  });
+});
+
+describe.each(ALL.filter((c) => OPTIONAL[c]!.length > 0))("optional fields of /v1/sync/%s", (collection) => {
+  const make = FACTORIES[collection]!;
+  const fields = OPTIONAL[collection]!;
+
+  it("stores a missing or null optional field as null and returns it as null", async () => {
+    const tenant = await newTenant(server());
+    const missing = make({ id: "missing" });
+    for (const field of fields) delete missing[field];
+    const nulled = make({ id: "nulled", ...Object.fromEntries(fields.map((f) => [f, null])) });
+    expect((await send(tenant, collection, [missing, nulled])).body).toEqual({ created: 2, updated: 0, unchanged: 0 });
+    const stored = await byId(tenant, collection);
+    for (const id of ["missing", "nulled"]) {
+      for (const field of fields) {
+        expect(stored.get(id), `${id}.${field}`).toHaveProperty(field, null);
+      }
+    }
+  });
+
+  it("treats missing and null as the same content", async () => {
+    const tenant = await newTenant(server());
+    const missing = make({ id: "r" });
+    for (const field of fields) delete missing[field];
+    await sync(server(), tenant, collection, [missing]);
+    const nulled = { ...missing, ...Object.fromEntries(fields.map((f) => [f, null])) };
+    expect((await send(tenant, collection, [nulled])).body).toEqual({ created: 0, updated: 0, unchanged: 1 });
+  });
+
+  it("still validates an optional field when it is present", async () => {
+    const tenant = await newTenant(server());
+    const reply = await send(
+      tenant,
+      collection,
+      fields.map((field) => make({ [field]: 12 })),
+    );
+    expect(offending(reply)).toEqual(fields.map((field, index) => `${index}:${field}`).sort());
+  });
+});
+
+describe.each(TRANSACTION_COLLECTIONS)("times sent to /v1/sync/%s", (collection) => {
+  const make = FACTORIES[collection]!;
+  const event = EVENT_FIELD[collection]!;
+
+  it("returns an offset time normalised to UTC with milliseconds", async () => {
+    const tenant = await newTenant(server());
+    const extra = collection === "training-records" ? { expiresAt: "2027-11-22T10:15:30.5-03:00" } : {};
+    await sync(server(), tenant, collection, [make({ id: "t", [event]: "2026-11-22T10:15:30+02:00", ...extra })]);
+    const [listed] = await listAll(tenant, collection);
+    expect(listed![event]).toBe("2026-11-22T08:15:30.000Z");
+    if (collection === "training-records") expect(listed!.expiresAt).toBe("2027-11-22T13:15:30.500Z");
+  });
+
+  it.each([
+    "2026-11-22T08:15:30Z",
+    "2026-11-22T08:15:30.000Z",
+    "2026-11-22T05:15:30-03:00",
+    "2026-11-22T08:15:30+00:00",
+    "2026-11-22T13:45:30.0+05:30",
+  ])("treats the same instant written as %s as unchanged", async (sameInstant) => {
+    const tenant = await newTenant(server());
+    const record = make({ id: "t", [event]: "2026-11-22T10:15:30+02:00" });
+    await sync(server(), tenant, collection, [record]);
+    const reply = await send(tenant, collection, [{ ...record, [event]: sameInstant }]);
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect(reply.body).toEqual({ created: 0, updated: 0, unchanged: 1 });
+  });
+
+  it("treats another instant as other content", async () => {
+    const tenant = await newTenant(server());
+    const record = make({ id: "t", [event]: "2026-11-22T10:15:30+02:00" });
+    await sync(server(), tenant, collection, [record]);
+    const reply = await send(tenant, collection, [{ ...record, [event]: "2026-11-22T10:15:30Z" }]);
+    expectProblem(reply, 409, "conflict");
+  });
+
+  it("accepts a leap day of a leap year at its last millisecond", async () => {
+    const tenant = await newTenant(server());
+    const reply = await send(tenant, collection, [make({ id: "leap", [event]: "2028-02-29T23:59:59.999Z" })]);
+    expect(reply.body).toEqual({ created: 1, updated: 0, unchanged: 0 });
+    expect((await listAll(tenant, collection))[0]![event]).toBe("2028-02-29T23:59:59.999Z");
+  });
+});
+
+describe.each(ALL)("body rules of POST /v1/sync/%s", (collection) => {
+  const make = FACTORIES[collection]!;
+
+  it.each(["{not json", '{"data": [', "", "data=1", '{"data": [] }}'])(
+    "refuses the non-JSON body %j with 400 invalid_body",
+    async (raw) => {
+      const tenant = await newTenant(server());
+      expectProblem(await postRaw(tenant, collection, raw), 400, "invalid_body");
+    },
+  );
+
+  it.each<[string, unknown]>([
+    ["an array", []],
+    ["a string", "data"],
+    ["a number", 1],
+    ["null", null],
+    ["an object without data", { records: [] }],
+    ["data as an object", { data: {} }],
+    ["data as a string", { data: "[]" }],
+    ["data as null", { data: null }],
+    ["a bare array of records", "BARE"],
+  ])("refuses %s with 400 invalid_body", async (_label, body) => {
+    const tenant = await newTenant(server());
+    const reply = await post(tenant, collection, body === "BARE" ? [make()] : body);
+    expectProblem(reply, 400, "invalid_body");
+    expect(await listAll(tenant, collection)).toEqual([]);
+  });
+
+  it("refuses an empty data array and 1001 records with 400", async () => {
+    const tenant = await newTenant(server());
+    expectProblem(await send(tenant, collection, []), 400, "invalid_body");
+    expectProblem(
+      await send(
+        tenant,
+        collection,
+        Array.from({ length: 1001 }, () => make()),
+      ),
+      400,
+      "invalid_body",
+    );
+    expect(await listAll(tenant, collection)).toEqual([]);
+  });
+
+  it("refuses an extra top-level field with 400 and stores nothing", async () => {
+    const tenant = await newTenant(server());
+    expectProblem(await post(tenant, collection, { data: [make()], meta: { source: "x" } }), 400, "invalid_body");
+    expect(await listAll(tenant, collection)).toEqual([]);
+  });
+
+  it("refuses a record that is not an object", async () => {
+    const tenant = await newTenant(server());
+    expect(offending(await send(tenant, collection, [make(), "record", null, [make()], 3]))).toEqual([
+      "1:(record)",
+      "2:(record)",
+      "3:(record)",
+      "4:(record)",
+    ]);
+    expect(await listAll(tenant, collection)).toEqual([]);
+  });
+
+  it("refuses a body larger than the limit with 413 and stores nothing", async () => {
+    const tenant = await newTenant(server());
+    const filler = "x".repeat(1024 * 1024);
+    const reply = await post(tenant, collection, { data: [make({ padding: filler })] });
+    expectProblem(reply, 413, "payload_too_large");
+    expect(await listAll(tenant, collection)).toEqual([]);
+  });
+
+  it("accepts a body just under the limit and judges its records", async () => {
+    const tenant = await newTenant(server());
+    const reply = await post(tenant, collection, { data: [make({ padding: "x".repeat(1024 * 1024 - 2048) })] });
+    expect(offending(reply)).toEqual(["0:padding"]);
+  });
+
+  it.each(["text/plain", "application/x-www-form-urlencoded", "application/xml", "multipart/form-data; boundary=x"])(
+    "refuses Content-Type %s with 415",
+    async (contentType) => {
+      const tenant = await newTenant(server());
+      const reply = await postRaw(tenant, collection, JSON.stringify({ data: [make()] }), contentType);
+      expectProblem(reply, 415, "unsupported_media_type");
+      expect(await listAll(tenant, collection)).toEqual([]);
+    },
+  );
+
+  it("refuses a body without Content-Type with 415", async () => {
+    const tenant = await newTenant(server());
+    const reply = await postWithoutContentType(tenant, collection, JSON.stringify({ data: [make()] }));
+    expectProblem(reply, 415, "unsupported_media_type");
+    expect(await listAll(tenant, collection)).toEqual([]);
+  });
+
+  it("accepts application/json with a charset", async () => {
+    const tenant = await newTenant(server());
+    const reply = await postRaw(tenant, collection, JSON.stringify({ data: [make()] }), "application/json; charset=utf-8");
+    expect(reply.body).toEqual({ created: 1, updated: 0, unchanged: 0 });
+  });
+});
+
+describe("other sync routes", () => {
+  it("answers an unknown collection with 404", async () => {
+    const tenant = await newTenant(server());
+    expectProblem(await send(tenant, "widgets", [{ id: "w" }]), 404, "not_found");
+  });
+
+  it.each(["GET", "PUT", "PATCH", "DELETE"])("answers %s on a sync endpoint with 405 and Allow: POST", async (method) => {
+    const tenant = await newTenant(server());
+    const reply = await request(server(), method, "/v1/sync/withdrawals", { key: tenant.keys.all });
+    expectProblem(reply, 405, "method_not_allowed");
+    expect(reply.headers.get("allow")).toBe("POST");
+  });
+
+  it("does not answer a sync request with its records: only counts", async () => {
+    const tenant = await newTenant(server());
+    const reply = await send(tenant, "withdrawals", [FACTORIES.withdrawals!()]);
+    expect(Object.keys(reply.body).sort()).toEqual(["created", "unchanged", "updated"]);
+    expect((await get(server(), "/v1/withdrawals", tenant.keys.read)).body.data).toHaveLength(1);
+  });
+});
