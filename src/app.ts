@@ -37,6 +37,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: deps.config.syncBodyLimit,
     return503OnClosing: true,
     clientErrorHandler,
+    // The response serializer checks union branches with its own Ajv; it needs to know
+    // cribline's custom format (validation itself is done with TypeBox, see below).
+    serializerOpts: { ajv: { formats: { text: true } } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // cribline validates requests itself (strictly: unknown, repeated and empty parameters are

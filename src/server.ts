@@ -32,19 +32,33 @@ export async function startServer(config: Config, print: (line: string) => void 
   return { app, storage, url, close };
 }
 
-/** Runs until SIGINT or SIGTERM, then finishes the requests in flight and closes the database. */
+/**
+ * Runs until SIGINT or SIGTERM, then finishes the requests in flight and closes the database.
+ * The handlers are installed before anything starts: a signal during start-up (migrations,
+ * demo seeding) lets the start finish its transaction, then closes cleanly.
+ */
 export async function serveForever(config: Config): Promise<void> {
-  const server = await startServer(config);
-  const stop = (signal: string) => {
-    server.app.log.info({ signal }, "shutting down");
-    server.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        server.app.log.error({ err }, "shutdown failed");
-        process.exit(1);
-      },
-    );
+  let server: RunningServer | undefined;
+  let stopping: string | undefined;
+  const stop = async () => {
+    try {
+      await server?.close();
+      process.exit(0);
+    } catch (err) {
+      server?.app.log.error({ err }, "shutdown failed");
+      process.exit(1);
+    }
   };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  const onSignal = (signal: string) => {
+    if (stopping !== undefined) return;
+    stopping = signal;
+    if (server !== undefined) {
+      server.app.log.info({ signal }, "shutting down");
+      void stop();
+    }
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  server = await startServer(config);
+  if (stopping !== undefined) await stop();
 }

@@ -18,29 +18,35 @@ export interface DemoResult {
 
 const ROWS_PER_INSERT = 500;
 
+/**
+ * Creates the tenant, its data and its key in one transaction: a start stopped half-way
+ * leaves nothing behind, so the next start seeds the demo again and prints its key.
+ */
 export async function seedDemo(
   db: Kysely<Schema>,
   options: { slug: string; scale: number; now?: number; progress?: (line: string) => void },
 ): Promise<DemoResult> {
-  const tenantId = await createTenant(db, options.slug);
   const data = generateDemoData({ now: options.now ?? Date.now(), scale: options.scale });
-  const counts: string[] = [];
-  for (const collection of COLLECTIONS) {
-    const items = data[collection.name];
-    const table = collection.table as "withdrawals";
-    await db.transaction().execute(async (trx) => {
+  return db.transaction().execute(async (trx) => {
+    const tenantId = await createTenant(trx, options.slug);
+    const counts: string[] = [];
+    for (const collection of COLLECTIONS) {
+      const items = data[collection.name];
       for (let i = 0; i < items.length; i += ROWS_PER_INSERT) {
         const rows = items
           .slice(i, i + ROWS_PER_INSERT)
           .map(({ record, createdAt }) => toNewRow(toStoredContent(collection, record), tenantId, createdAt));
-        await trx.insertInto(table).values(rows).execute();
+        await trx
+          .insertInto(collection.table as "withdrawals")
+          .values(rows)
+          .execute();
       }
-    });
-    counts.push(`${items.length} ${collection.name}`);
-    options.progress?.(`demo: ${items.length} ${collection.name}`);
-  }
-  const { key } = await issueKey(db, options.slug, ["read", "sync", "admin"]);
-  return { key, summary: counts.join(", ") };
+      counts.push(`${items.length} ${collection.name}`);
+      options.progress?.(`demo: ${items.length} ${collection.name}`);
+    }
+    const { key } = await issueKey(trx, options.slug, ["read", "sync", "admin"]);
+    return { key, summary: counts.join(", ") };
+  });
 }
 
 /** On the first start of an empty database, creates the demo tenant; otherwise nothing. */

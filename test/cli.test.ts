@@ -1,0 +1,322 @@
+/**
+ * The `cribline` command line, run as the real executable against a fresh SQLite file per
+ * test (decisions section 8): migrate, tenants, keys, import, demo and serve.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { describe, expect, it } from "vitest";
+import { withdrawal } from "./support/factories.js";
+import { httpGet, lastLine, readAllOver, useCliWorkspace, type CliResult } from "./support/cli.js";
+
+const workspace = useCliWorkspace();
+
+const KEY_LINE = /^crib_[0-9A-Za-z]{38}$/;
+const SLOW = 90_000;
+
+/** Fails with the process's output when it did not exit 0. */
+function expectSuccess(result: CliResult): CliResult {
+  expect(result.code, `exit ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(0);
+  return result;
+}
+
+/** Expects a refusal: a non-zero exit, a message on stderr matching `message`, and no key printed. */
+function expectRefusal(result: CliResult, message: RegExp): void {
+  expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).not.toBe(0);
+  expect(result.code).not.toBeNull();
+  expect(result.stderr).toMatch(message);
+  expect(result.stdout).not.toMatch(/crib_/);
+}
+
+async function createTenant(slug: string): Promise<void> {
+  expectSuccess(await workspace().run(["tenants", "create", slug]));
+}
+
+async function createKey(tenant: string, scopes: string): Promise<string> {
+  const result = expectSuccess(await workspace().run(["keys", "create", "--tenant", tenant, "--scopes", scopes]));
+  const key = lastLine(result.stdout);
+  expect(key).toMatch(KEY_LINE);
+  return key;
+}
+
+/** The `keys list` line of the key with this id. */
+async function keyListLine(keyId: string): Promise<string | undefined> {
+  const result = expectSuccess(await workspace().run(["keys", "list"]));
+  return result.stdout.split("\n").find((line) => line.includes(keyId));
+}
+
+/** The counts an import prints. */
+function importCounts(stdout: string): { created: number; updated: number; unchanged: number } {
+  const count = (word: string) => Number(new RegExp(`(\\d+) ${word}`).exec(stdout)?.[1] ?? NaN);
+  return { created: count("created"), updated: count("updated"), unchanged: count("unchanged") };
+}
+
+async function waitFor(condition: () => boolean, timeoutMs = 30_000): Promise<void> {
+  for (const start = Date.now(); !condition(); await sleep(5)) {
+    if (Date.now() - start > timeoutMs) throw new Error("condition not met in time");
+  }
+}
+
+function ndjson(records: unknown[]): string {
+  return records.map((r) => JSON.stringify(r)).join("\n") + "\n";
+}
+
+function withdrawals(count: number): Record<string, unknown>[] {
+  return Array.from({ length: count }, (_, i) =>
+    withdrawal({
+      id: `w-${String(i).padStart(5, "0")}`,
+      employeeId: `emp-${i % 37}`,
+      quantity: 1 + (i % 4),
+      deliveredAt: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(),
+    }),
+  );
+}
+
+describe("cribline migrate", () => {
+  it("brings a new database up to date, and again without harm", async () => {
+    const first = expectSuccess(await workspace().run(["migrate"]));
+    expect(first.stdout).toMatch(/up to date/);
+    expectSuccess(await workspace().run(["migrate"]));
+  });
+});
+
+describe("cribline tenants create", () => {
+  it("creates a tenant", async () => {
+    const result = expectSuccess(await workspace().run(["tenants", "create", "acme"]));
+    expect(result.stdout).toMatch(/acme/);
+  });
+
+  it("refuses a duplicate slug", async () => {
+    await createTenant("acme");
+    expectRefusal(await workspace().run(["tenants", "create", "acme"]), /"acme".*exists/);
+  });
+
+  it.each(["Acme", "a_b", "ação", "has space", "x".repeat(64)])("refuses the bad slug %j", async (slug) => {
+    const result = await workspace().run(["tenants", "create", slug]);
+    expectRefusal(result, /slug/);
+    expect(result.stdout).not.toMatch(/created/);
+  });
+});
+
+describe("cribline keys", () => {
+  it("prints a new key alone on the last line of stdout", async () => {
+    await createTenant("acme");
+    const result = expectSuccess(await workspace().run(["keys", "create", "--tenant", "acme", "--scopes", "read,sync"]));
+    expect(lastLine(result.stdout)).toMatch(KEY_LINE);
+    expect(result.stdout.match(/crib_[0-9A-Za-z]{38}/g)).toHaveLength(1);
+  });
+
+  it("refuses scopes other than read, sync and admin, and stores no key", { timeout: SLOW }, async () => {
+    await createTenant("acme");
+    for (const scopes of ["read,write", "READ", "read;sync", "admin,", "all"]) {
+      expectRefusal(await workspace().run(["keys", "create", "--tenant", "acme", "--scopes", scopes]), /scope/);
+    }
+    expect(await keyListLine("crib_")).toBeUndefined();
+  });
+
+  it("refuses a key for a tenant that does not exist", async () => {
+    expectRefusal(await workspace().run(["keys", "create", "--tenant", "nobody", "--scopes", "read"]), /nobody/);
+  });
+
+  it("lists each key's id, tenant and scopes, never its secret", async () => {
+    await createTenant("acme");
+    await createTenant("beta");
+    const readSync = await createKey("acme", "read,sync");
+    const admin = await createKey("beta", "admin");
+    const listed = expectSuccess(await workspace().run(["keys", "list"])).stdout;
+    for (const [key, tenant, scopes] of [
+      [readSync, "acme", "read,sync"],
+      [admin, "beta", "admin"],
+    ] as const) {
+      const keyId = key.slice(0, "crib_".length + 8);
+      const line = listed.split("\n").find((l) => l.includes(keyId));
+      expect(line, listed).toBeDefined();
+      expect(line).toMatch(new RegExp(`\\b${tenant}\\b`));
+      expect(line).toContain(scopes);
+      expect(line).toMatch(/active/);
+      // Neither the whole key nor its secret part beyond the public id.
+      expect(listed).not.toContain(key);
+      expect(listed).not.toContain(key.slice(keyId.length, keyId.length + 12));
+    }
+    const onlyBeta = expectSuccess(await workspace().run(["keys", "list", "--tenant", "beta"])).stdout;
+    expect(onlyBeta).not.toContain(readSync.slice(0, 13));
+    expect(onlyBeta).toContain(admin.slice(0, 13));
+  });
+
+  it("revokes a key by its id: the list shows it revoked and the server refuses it", { timeout: SLOW }, async () => {
+    await createTenant("acme");
+    const revoked = await createKey("acme", "read");
+    const kept = await createKey("acme", "read");
+    const revokedId = revoked.slice(0, 13);
+    expectSuccess(await workspace().run(["keys", "revoke", revokedId]));
+    expect(await keyListLine(revokedId)).toMatch(/revoked/);
+    expect(await keyListLine(kept.slice(0, 13))).toMatch(/active/);
+    expectRefusal(await workspace().run(["keys", "revoke", revokedId]), new RegExp(revokedId));
+
+    const server = await workspace().serve();
+    expect((await httpGet(`${server.url}/v1/withdrawals`, revoked)).status).toBe(401);
+    expect((await httpGet(`${server.url}/v1/withdrawals`, kept)).status).toBe(200);
+  });
+});
+
+describe("cribline import", () => {
+  it("stores a file of 2,500 withdrawals, prints the counts, and finds them unchanged the second time", { timeout: SLOW }, async () => {
+    await createTenant("acme");
+    const records = withdrawals(2_500);
+    const file = workspace().file("withdrawals.ndjson", ndjson(records));
+
+    const first = expectSuccess(await workspace().run(["import", "withdrawals", file, "--tenant", "acme"]));
+    expect(importCounts(first.stdout)).toEqual({ created: 2_500, updated: 0, unchanged: 0 });
+    const again = expectSuccess(await workspace().run(["import", "withdrawals", file, "--tenant", "acme"]));
+    expect(importCounts(again.stdout)).toEqual({ created: 0, updated: 0, unchanged: 2_500 });
+
+    const key = await createKey("acme", "read");
+    const server = await workspace().serve();
+    const items = await readAllOver(server.url, key, "/v1/withdrawals");
+    expect(items).toHaveLength(2_500);
+    expect(new Set(items.map((r) => r.id))).toEqual(new Set(records.map((r) => r.id)));
+    const sample = records[1_234]!;
+    expect(items.find((r) => r.id === sample.id)).toEqual({ ...sample, createdAt: expect.any(String) });
+  });
+
+  it.each([
+    // [what, records in the file, the bad line, the bad field's override]
+    ["a quantity of 0 in the second batch", 1_200, 1_150, { quantity: 0 }, "quantity"],
+    ["a date without time", 5, 4, { deliveredAt: "2026-11-01" }, "deliveredAt"],
+    ["an unknown field", 5, 2, { colour: "red" }, "colour"],
+  ] as const)("fails on %s, naming the line and the field", { timeout: SLOW }, async (_what, count, badLine, override, field) => {
+    await createTenant("acme");
+    const lines = withdrawals(count).map((r) => JSON.stringify(r));
+    // A blank line early on: line numbers are the file's, blank lines included.
+    lines.splice(2, 0, "");
+    lines[badLine - 1] = JSON.stringify({ ...withdrawal({ id: "bad-one" }), ...override });
+    const file = workspace().file("bad.ndjson", lines.join("\n") + "\n");
+
+    const result = await workspace().run(["import", "withdrawals", file, "--tenant", "acme"]);
+    expect(result.code, result.stderr).not.toBe(0);
+    expect(result.code).not.toBeNull();
+    const named = result.stderr.split("\n").find((l) => new RegExp(`\\bline ${badLine}\\b`).test(l) && l.includes(field));
+    expect(named, result.stderr).toBeDefined();
+  });
+
+  it("keeps the batches before a bad one, as it says", { timeout: SLOW }, async () => {
+    await createTenant("acme");
+    const records = withdrawals(1_200);
+    const lines = records.map((r) => JSON.stringify(r));
+    lines[1_149] = JSON.stringify({ ...records[1_149], quantity: 0 });
+    const bad = await workspace().run(["import", "withdrawals", workspace().file("bad.ndjson", lines.join("\n")), "--tenant", "acme"]);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/before line 1001 are stored/);
+    const fixed = expectSuccess(
+      await workspace().run(["import", "withdrawals", workspace().file("ok.ndjson", ndjson(records)), "--tenant", "acme"]),
+    );
+    expect(importCounts(fixed.stdout)).toEqual({ created: 200, updated: 0, unchanged: 1_000 });
+  });
+
+  it("names a line that is not valid JSON", async () => {
+    await createTenant("acme");
+    const lines = withdrawals(6).map((r) => JSON.stringify(r));
+    lines[4] = '{"id": "half-a-record",';
+    const result = await workspace().run([
+      "import",
+      "withdrawals",
+      workspace().file("broken.ndjson", lines.join("\n")),
+      "--tenant",
+      "acme",
+    ]);
+    expect(result.code, result.stdout).not.toBe(0);
+    expect(result.stderr).toMatch(/\bline 5\b.*JSON/);
+  });
+});
+
+describe("cribline demo", () => {
+  it("creates a demo tenant and prints a key, on its last line, that reads the demo data", { timeout: SLOW }, async () => {
+    const result = expectSuccess(await workspace().run(["demo", "--tenant", "d2", "--scale", "0.01"]));
+    const key = lastLine(result.stdout);
+    expect(key).toMatch(KEY_LINE);
+    const server = await workspace().serve();
+    for (const list of ["withdrawals", "employees", "training-records"]) {
+      const reply = await httpGet(`${server.url}/v1/${list}?limit=5`, key);
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+      expect(reply.body.data).toHaveLength(5);
+    }
+  });
+});
+
+describe("cribline serve", () => {
+  it("on a new database, creates the demo tenant once and prints a key and a curl line that works", { timeout: SLOW }, async () => {
+    const first = await workspace().serve({ CRIBLINE_DEMO: undefined });
+    const printed = first.stdout();
+    const key = /Demo API key[^\n]*?(crib_[0-9A-Za-z]{38})\b/.exec(printed)?.[1];
+    expect(key, printed).toBeDefined();
+    const curl = /curl [^\n]*-H "Authorization: Bearer (crib_[0-9A-Za-z]{38})" "(http[^"]+)"/.exec(printed);
+    expect(curl, printed).not.toBeNull();
+    expect(curl![1]).toBe(key);
+    const reply = await httpGet(curl![2]!, curl![1]);
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect(reply.body.data.length).toBeGreaterThan(0);
+    expect((await first.stop()).code).toBe(0);
+
+    const second = await workspace().serve({ CRIBLINE_DEMO: undefined });
+    expect(second.stdout()).not.toMatch(/crib_|demo/i);
+    expect((await httpGet(`${second.url}/healthz`)).status).toBe(200);
+    expect((await second.stop()).code).toBe(0);
+    const keys = expectSuccess(await workspace().run(["keys", "list"]))
+      .stdout.trim()
+      .split("\n");
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).toMatch(/\bdemo\b/);
+    // The first key still works after the restart.
+    const third = await workspace().serve();
+    expect((await httpGet(`${third.url}/v1/withdrawals?limit=1`, key)).status).toBe(200);
+  });
+
+  it("still gives a working demo key after a first start stopped while it creates the demo data", { timeout: SLOW }, async () => {
+    // Ctrl-C or a supervisor's SIGTERM during the first start (the demo data takes about a second).
+    const first = await workspace().launch({ CRIBLINE_DEMO: undefined });
+    await waitFor(() => existsSync(join(workspace().dir, "c.db")));
+    await sleep(300);
+    await first.stop("SIGTERM");
+
+    const second = await workspace().serve({ CRIBLINE_DEMO: undefined });
+    const printed = first.stdout() + second.stdout();
+    const key = /Demo API key[^\n]*?(crib_[0-9A-Za-z]{38})\b/.exec(printed)?.[1];
+    expect(key, `a demo key printed by either start:\n${printed}`).toBeDefined();
+    const reply = await httpGet(`${second.url}/v1/withdrawals?limit=1`, key);
+    expect(reply.status).toBe(200);
+    expect(reply.body.data).toHaveLength(1);
+  });
+
+  it("does not create the demo tenant with CRIBLINE_DEMO=false", { timeout: SLOW }, async () => {
+    const server = await workspace().serve();
+    expect(server.stdout()).not.toMatch(/crib_/);
+    await server.stop();
+    expect(expectSuccess(await workspace().run(["keys", "list"])).stdout.trim()).toBe("");
+  });
+
+  it("answers on the port it was given and shuts down cleanly on SIGTERM", { timeout: SLOW }, async () => {
+    const server = await workspace().serve();
+    expect(server.url).toContain(`:${server.port}`);
+    expect((await httpGet(`${server.url}/healthz`)).status).toBe(200);
+    const exit = await server.stop("SIGTERM");
+    expect(exit, server.stderr()).toEqual({ code: 0, signal: null });
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+  });
+
+  it("shuts down cleanly on a SIGTERM sent as soon as it says it is listening", { timeout: SLOW }, async () => {
+    // Once it announces that it listens, a supervisor may stop it at any moment. The timing
+    // window is short, so try a few starts.
+    for (let attempt = 1; attempt <= 6; attempt += 1) {
+      const server = await workspace().serve();
+      expect(await server.stop("SIGTERM"), `start ${attempt}: ${server.stderr()}`).toEqual({ code: 0, signal: null });
+    }
+  });
+
+  it.each([["serve"], ["migrate"]])("%s refuses a DATABASE_URL it does not support, with a clear message", async (command) => {
+    const result = await workspace().run([command], { DATABASE_URL: "mysql://x" });
+    expect(result.code).not.toBe(0);
+    expect(result.code).not.toBeNull();
+    expect(result.stderr).toMatch(/DATABASE_URL/);
+    expect(result.stderr).toMatch(/sqlite|postgres/);
+  });
+});
