@@ -38,27 +38,26 @@ export async function startServer(config: Config, print: (line: string) => void 
  * demo seeding) lets the start finish its transaction, then closes cleanly.
  */
 export async function serveForever(config: Config): Promise<void> {
-  let server: RunningServer | undefined;
-  let stopping: string | undefined;
+  const state: { server?: RunningServer; stopping?: string } = {};
   const stop = async () => {
     try {
-      await server?.close();
+      await state.server?.close();
       process.exit(0);
     } catch (err) {
-      server?.app.log.error({ err }, "shutdown failed");
+      state.server?.app.log.error({ err }, "shutdown failed");
       process.exit(1);
     }
   };
   const onSignal = (signal: string) => {
-    if (stopping !== undefined) return;
-    stopping = signal;
-    if (server !== undefined) {
-      server.app.log.info({ signal }, "shutting down");
+    if (state.stopping !== undefined) return;
+    state.stopping = signal;
+    if (state.server !== undefined) {
+      state.server.app.log.info({ signal }, "shutting down");
       void stop();
     }
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
-  server = await startServer(config);
-  if (stopping !== undefined) await stop();
+  state.server = await startServer(config);
+  if (state.stopping !== undefined) await stop();
 }

@@ -13,7 +13,17 @@ describe("OpenAPI document", () => {
 
   it("documents every list, its filters and the sync endpoints", async () => {
     const doc = (await get(server(), "/v1/openapi.json")).body;
-    const lists = ["withdrawals", "returns", "exchanges", "training-records", "employees", "cost-centers", "sectors", "products", "devices"];
+    const lists = [
+      "withdrawals",
+      "returns",
+      "exchanges",
+      "training-records",
+      "employees",
+      "cost-centers",
+      "sectors",
+      "products",
+      "devices",
+    ];
     for (const list of lists) {
       const params = doc.paths[`/v1/${list}`].get.parameters.map((p: { name: string }) => p.name);
       expect(params).toEqual(expect.arrayContaining(["limit", "cursor", "name"]));
