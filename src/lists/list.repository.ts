@@ -33,23 +33,11 @@ export function positionOf(row: ListRow, order: ListOrder): CursorPosition {
   return { key: key ?? "", id: row.id };
 }
 
-/** Up to `take` rows of one tenant's collection after `after`. */
-export async function findPage(
-  db: Kysely<Schema>,
-  collection: Collection,
-  tenantId: number,
-  query: ListQuery,
-  after: CursorPosition | undefined,
-  take: number,
-): Promise<ListRow[]> {
-  return pageQuery(db, collection, tenantId, query, after, take).execute();
-}
-
 type PageQuery = SelectQueryBuilder<Schema, "withdrawals", ListRow>;
 
 /**
- * The page query, unexecuted, so its SQL and plan can be inspected. All record tables
- * share one shape, so the table is typed as one of them.
+ * Up to `take` rows of one tenant's collection after `after`, as a query (so its SQL and
+ * plan can be inspected). All record tables share one shape, so the table is typed as one.
  */
 export function pageQuery(
   db: Kysely<Schema>,

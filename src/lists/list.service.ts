@@ -6,7 +6,7 @@ import type { CursorCodec } from "../platform/cursor.js";
 import { ApiError } from "../platform/errors.js";
 import type { Schema } from "../storage/schema.js";
 import type { ListQuery } from "./list.query.js";
-import { findPage, listOrder, positionOf } from "./list.repository.js";
+import { listOrder, pageQuery, positionOf } from "./list.repository.js";
 
 export interface Page {
   data: ApiRecord[];
@@ -38,7 +38,7 @@ export async function listPage(
   }
   // One row more than the page tells whether another page follows, so the last page
   // says `cursor: null` and a client never needs an extra request to learn it is done.
-  const rows = await findPage(db, collection, tenantId, query, after, query.limit + 1);
+  const rows = await pageQuery(db, collection, tenantId, query, after, query.limit + 1).execute();
   const page = rows.slice(0, query.limit);
   const last = page[page.length - 1];
   return {
