@@ -1,0 +1,90 @@
+/**
+ * The server under test, run by bench/run.mjs as a child process so that the load
+ * generator does not share its event loop. It builds the app exactly as `cribline serve`
+ * does (src/server.ts: open storage, migrate, buildApp) from the same environment
+ * (DATABASE_URL, CRIBLINE_CURSOR_SECRET, LOG_LEVEL, PORT, HOST) and adds one route:
+ *
+ *   GET /bench/fixed-page  a precomputed page of 20 withdrawals, serialised with the
+ *                          withdrawals list's response schema, without auth or database:
+ *                          the framework's ceiling for a page of this size.
+ *
+ * Logs go to stdout, which run.mjs points at /dev/null; the address is reported on fd 3
+ * (stderr when fd 3 is not open) as one JSON line: {"url": "http://127.0.0.1:PORT"}.
+ * SIGTERM closes the app and the database cleanly.
+ */
+import { writeSync } from "node:fs";
+import { Type } from "@sinclair/typebox";
+import { buildApp } from "../dist/app.js";
+import { withdrawals } from "../dist/collections/registry.js";
+import { toApiRecord } from "../dist/collections/record.js";
+import { loadConfig } from "../dist/platform/config.js";
+import { CursorCodec } from "../dist/platform/cursor.js";
+import { openStorage } from "../dist/storage/database.js";
+import { migrateToLatest } from "../dist/storage/migrate.js";
+
+const tenantSlug = process.env.BENCH_TENANT ?? "bench";
+const config = loadConfig(process.env);
+if (config.cursorSecret === undefined) throw new Error("bench/server.mjs needs CRIBLINE_CURSOR_SECRET (run.mjs sets it)");
+
+const storage = await openStorage(config.database);
+await migrateToLatest(storage);
+const cursors = new CursorCodec(config.cursorSecret);
+const app = await buildApp({ config, storage, cursors });
+
+// The same shape as the withdrawals list's 200 response (src/lists/list.routes.ts, pageSchema).
+const FixedPage = Type.Object(
+  {
+    data: Type.Array(Type.Ref(withdrawals.item), { description: "At most `limit` items." }),
+    cursor: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+const fixedPage = await precomputedPage();
+app.get("/bench/fixed-page", { schema: { hide: true, response: { 200: FixedPage } } }, async () => fixedPage);
+
+const url = await app.listen({ port: config.port, host: config.host });
+report({ url, pid: process.pid });
+
+let closing = false;
+process.on("SIGTERM", () => {
+  if (closing) return;
+  closing = true;
+  app
+    .close()
+    .then(() => storage.close())
+    .then(
+      () => process.exit(0),
+      (error) => {
+        process.stderr.write(`bench server: shutdown failed: ${error}\n`);
+        process.exit(1);
+      },
+    );
+});
+
+/** The bench tenant's real first page of withdrawals, as the API returns it, with a real cursor. */
+async function precomputedPage() {
+  const tenant = await storage.db.selectFrom("tenants").select("id").where("slug", "=", tenantSlug).executeTakeFirst();
+  if (tenant === undefined) throw new Error(`no tenant "${tenantSlug}"`);
+  const rows = await storage.db
+    .selectFrom("withdrawals")
+    .select(["id", "created_at", "updated_at", "body"])
+    .where("tenant_id", "=", tenant.id)
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(20)
+    .execute();
+  const last = rows[rows.length - 1];
+  return {
+    data: rows.map((row) => toApiRecord(withdrawals, row)),
+    cursor: last === undefined ? null : cursors.encode(tenant.id, "withdrawals", "[]", { key: last.created_at, id: last.id }),
+  };
+}
+
+function report(message) {
+  const line = `${JSON.stringify(message)}\n`;
+  try {
+    writeSync(3, line);
+  } catch {
+    process.stderr.write(line);
+  }
+}
