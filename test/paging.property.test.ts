@@ -9,6 +9,7 @@
  * lower-cased names, equal event dates) are common.
  */
 import fc from "fast-check";
+import { SLACK_MS } from "../src/lists/window.js";
 import { describe, expect, it } from "vitest";
 import { FACTORIES } from "./support/factories.js";
 import { get, newTenant, sync, useServer, type TestServer } from "./support/harness.js";
@@ -64,8 +65,24 @@ const EVENT_MS = [BASE_EVENT, BASE_EVENT + 1, BASE_EVENT + 999, BASE_EVENT + 100
 const OFFSETS = [0, 60, -180, 330];
 
 const BASE_CREATED = Date.UTC(2026, 0, 15, 12, 0, 0, 0);
-/** Clock values pinned per sync batch: equal ones are common, and later batches may be earlier. */
-const CLOCKS = [BASE_CREATED, BASE_CREATED, BASE_CREATED + 1, BASE_CREATED + 1000, BASE_CREATED - 60_000];
+/**
+ * Clock values pinned per sync batch: equal ones are common, and later batches may be
+ * earlier. Some are within SLACK_MS of the events, some exactly at it and some just past it,
+ * either way, so a time window meets records stored on time, late, and early.
+ */
+const CLOCKS = [
+  BASE_CREATED,
+  BASE_CREATED + 1,
+  BASE_CREATED - 60_000,
+  BASE_EVENT + 5_000,
+  BASE_EVENT + 5_000,
+  BASE_EVENT + 5_001,
+  BASE_EVENT + SLACK_MS,
+  BASE_EVENT + SLACK_MS + 1,
+  BASE_EVENT + 1000 - SLACK_MS,
+  BASE_EVENT - SLACK_MS - 1,
+  BASE_EVENT + 2 * 86_400_000,
+];
 
 const TRANSACTION_RELATIONS: Record<string, (string | null)[]> = {
   employeeId: ["e1", "e2", "e3"],

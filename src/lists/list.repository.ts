@@ -56,7 +56,7 @@ export function pageQuery(
   const arms = db
     .selectFrom(page(onTimeArm(base, window, after)).as("on_time"))
     .selectAll()
-    .unionAll(db.selectFrom(page(lateArm(base(), window)).as("late")).selectAll());
+    .unionAll(db.selectFrom(lateArm(base(undefined), window, after, take).as("late")).selectAll());
   return db.selectFrom(arms.as("w")).selectAll().orderBy("created_at", "desc").orderBy("id", "desc").limit(sql.lit(take));
 }
 

@@ -9,7 +9,7 @@
  * The two arms are disjoint; each yields at most one page in order, and the page is the first
  * `take` rows of their union. Correctness never depends on SLACK, only speed does.
  */
-import type { SelectQueryBuilder } from "kysely";
+import { sql, type SelectQueryBuilder } from "kysely";
 import type { CursorPosition } from "../platform/cursor.js";
 import type { Schema } from "../storage/schema.js";
 
@@ -48,18 +48,23 @@ export function onTimeArm<O>(
 }
 
 /**
- * Arm B: late rows in the window whose createdAt falls outside arm A's range. Its index is
- * partial (late rows only), so a planner sees how small it is and does not prefer to scan
- * the createdAt index in the hope of stopping early (measured: 43 ms against 0.15 ms).
+ * Arm B: late rows in the window whose createdAt falls outside arm A's range, from the
+ * partial late index, then sorted (they are few). Its conditions and order use
+ * `created_at + 0` so that no createdAt index can serve them: a planner with rough
+ * statistics would otherwise walk the createdAt index hoping to fill the page early,
+ * measured at 29 ms against 0.1 ms.
  */
-export function lateArm<O>(base: Query<O>, { since, until }: Window): Query<O> {
+export function lateArm<O>(base: Query<O>, { since, until }: Window, after: CursorPosition | undefined, take: number): Query<O> {
+  const createdAt = sql<number>`created_at + 0`;
   let arm = base;
   if (since !== undefined) arm = arm.where("late_event_at", ">=", since);
   if (until !== undefined) arm = arm.where("late_event_at", "<=", until);
-  return arm.where((eb) => {
+  arm = arm.where((eb) => {
     const outside = [];
-    if (since !== undefined) outside.push(eb("created_at", "<", since - SLACK_MS));
-    if (until !== undefined) outside.push(eb("created_at", ">", until + SLACK_MS));
+    if (since !== undefined) outside.push(eb(createdAt, "<", since - SLACK_MS));
+    if (until !== undefined) outside.push(eb(createdAt, ">", until + SLACK_MS));
     return eb.or(outside);
   });
+  if (after !== undefined) arm = arm.where((eb) => eb(eb.tuple(createdAt, eb.ref("id")), "<", eb.tuple(after.key as number, after.id)));
+  return arm.orderBy(createdAt, "desc").orderBy("id", "desc").limit(sql.lit(take));
 }
