@@ -44,7 +44,7 @@ describe("list query plans on SQLite", () => {
       for (const text of combinations(collection)) {
         const query = parseListQuery(collection, text);
         const after = listOrder(query) === "created" ? { key: Date.UTC(2026, 5, 1), id: "x" } : { key: "m", id: "x" };
-        const compiled = pageQuery(storage.db, collection, 1, query, after, 21).compile();
+        const compiled = pageQuery(storage.db, collection, 1, query, after, 21);
         const explained = await storage.db.executeQuery<{ detail: string }>({ ...compiled, sql: `explain query plan ${compiled.sql}` });
         const details = explained.rows.map((r) => r.detail);
         expect(details.join(" | "), `${collection.name}?${text}`).toMatch(/USING (COVERING )?INDEX|USING PRIMARY KEY/);

@@ -1,19 +1,21 @@
 /**
  * The one list query, for every collection: tenant first, then the filters as index ranges
  * or equalities, then a keyset condition written as a row value so that it stays an index
- * range on both engines, ordered by the sort key and id.
+ * range on both engines, ordered by the sort key and id. Compiled once per shape (see
+ * storage/query-template.ts); each page fills in its values.
  */
-import { sql, type Kysely, type SelectQueryBuilder } from "kysely";
+import { sql, type CompiledQuery, type Kysely, type SelectQueryBuilder } from "kysely";
 import { RELATION_COLUMNS, RELATIONS, type Collection } from "../collections/define.js";
+import { prefixEnd, sortKey } from "../collections/sort-key.js";
 import type { CursorPosition } from "../platform/cursor.js";
+import { QueryTemplates } from "../storage/query-template.js";
 import type { RecordRow, Schema } from "../storage/schema.js";
 import type { ListQuery } from "./list.query.js";
-import { prefixEnd, sortKey } from "../collections/sort-key.js";
-import { lateArm, onTimeArm, type Window } from "./window.js";
+import { armAUpperBound, lateArm, onTimeArm, windowValues, type ArmAUpperBound } from "./window.js";
 
 export type ListOrder = "created" | "name" | "code";
 
-const ORDERS = {
+export const ORDERS = {
   created: { column: "created_at", direction: "desc", after: "<" },
   name: { column: "name_key", direction: "asc", after: ">" },
   code: { column: "code_key", direction: "asc", after: ">" },
@@ -33,12 +35,14 @@ export function positionOf(row: ListRow, order: ListOrder): CursorPosition {
   return { key: key ?? "", id: row.id };
 }
 
-type PageQuery = SelectQueryBuilder<Schema, "withdrawals", ListRow>;
+/** All record tables share one shape, so queries type the table as one of them. */
+export type PageQuery = SelectQueryBuilder<Schema, "withdrawals", ListRow>;
+/** The slots a page query is built from: see `pageValues` for their names. */
+export type Slots = Record<string, any>;
 
-/**
- * Up to `take` rows of one tenant's collection after `after`, as a query (so its SQL and
- * plan can be inspected). All record tables share one shape, so the table is typed as one.
- */
+const templates = new QueryTemplates<ListRow>();
+
+/** Up to `take` rows of one tenant's collection after `after`, as a compiled query. */
 export function pageQuery(
   db: Kysely<Schema>,
   collection: Collection,
@@ -46,56 +50,69 @@ export function pageQuery(
   query: ListQuery,
   after: CursorPosition | undefined,
   take: number,
-) {
-  const order = ORDERS[listOrder(query)];
-  const window = { since: query.since, until: query.until };
-  const page = (q: PageQuery) => q.orderBy(order.column, order.direction).orderBy("id", order.direction).limit(sql.lit(take));
-  const base = (from = after) => filtered(db, collection, tenantId, query, order, from);
-  if (window.since === undefined && window.until === undefined) return page(base());
-  if (order.column !== "created_at") return page(inWindow(base(), window));
-  const arms = db
-    .selectFrom(page(onTimeArm(base, window, after)).as("on_time"))
-    .selectAll()
-    .unionAll(db.selectFrom(lateArm(base(undefined), window, after, take).as("late")).selectAll());
-  return db.selectFrom(arms.as("w")).selectAll().orderBy("created_at", "desc").orderBy("id", "desc").limit(sql.lit(take));
+): CompiledQuery<ListRow> {
+  const order = listOrder(query);
+  const values = pageValues(tenantId, query, after);
+  const upper = armAUpperBound(query, after);
+  const shape = [collection.name, order, take, upper, ...Object.keys(values)].join(":");
+  return templates.fill(db, shape, values, (slots) => buildPage(db, collection, order, slots, take, upper));
 }
 
-function inWindow(q: PageQuery, { since, until }: Window): PageQuery {
-  let out = q;
-  if (since !== undefined) out = out.where("event_at", ">=", since);
-  if (until !== undefined) out = out.where("event_at", "<=", until);
-  return out;
-}
-
-/** Every filter but the time window, and the keyset condition. */
-function filtered(
-  db: Kysely<Schema>,
-  collection: Collection,
-  tenantId: number,
-  query: ListQuery,
-  order: (typeof ORDERS)[ListOrder],
-  after: CursorPosition | undefined,
-): PageQuery {
-  let q = db
-    .selectFrom(collection.table as "withdrawals")
-    .select(["id", "created_at", "updated_at", "name_key", "code_key", "body"])
-    .where("tenant_id", "=", tenantId);
-  for (const [column, prefix] of [
-    ["name_key", query.name],
-    ["code_key", query.code],
+/** Every value a page query needs, named; which names are present is part of its shape. */
+function pageValues(tenantId: number, query: ListQuery, after: CursorPosition | undefined): Record<string, unknown> {
+  const values: Record<string, unknown> = { tenantId };
+  for (const [name, prefix] of [
+    ["name", query.name],
+    ["code", query.code],
   ] as const) {
     if (prefix === undefined) continue;
     const low = sortKey(prefix);
+    values[`${name}Low`] = low;
     const high = prefixEnd(low);
-    q = q.where(column, ">=", low);
-    if (high !== undefined) q = q.where(column, "<", high);
+    if (high !== undefined) values[`${name}High`] = high;
   }
   for (const relation of RELATIONS) {
-    const value = query.relations[relation];
-    if (value !== undefined) q = q.where(RELATION_COLUMNS[relation], "=", value);
+    if (query.relations[relation] !== undefined) values[relation] = query.relations[relation];
   }
-  if (after !== undefined) {
-    q = q.where((eb) => eb(eb.refTuple(order.column, "id"), order.after, eb.tuple(after.key as never, after.id)));
+  Object.assign(values, windowValues(query));
+  if (after !== undefined) Object.assign(values, { afterKey: after.key, afterId: after.id });
+  return values;
+}
+
+function buildPage(db: Kysely<Schema>, collection: Collection, order: ListOrder, s: Slots, take: number, upper: ArmAUpperBound) {
+  const o = ORDERS[order];
+  const page = (q: PageQuery) => q.orderBy(o.column, o.direction).orderBy("id", o.direction).limit(sql.lit(take));
+  const base = (withCursor: boolean) => filtered(db, collection, order, s, withCursor);
+  if (s.since === undefined && s.until === undefined) return page(base(true));
+  if (order !== "created") {
+    let q = base(true);
+    if (s.since !== undefined) q = q.where("event_at", ">=", s.since);
+    if (s.until !== undefined) q = q.where("event_at", "<=", s.until);
+    return page(q);
+  }
+  const arms = db
+    .selectFrom(page(onTimeArm(base(upper === "cursor"), s, upper)).as("on_time"))
+    .selectAll()
+    .unionAll(db.selectFrom(lateArm(base(false), s, take).as("late")).selectAll());
+  return db.selectFrom(arms.as("w")).selectAll().orderBy("created_at", "desc").orderBy("id", "desc").limit(sql.lit(take));
+}
+
+/** Every filter but the time window, and (when asked) the keyset condition. */
+function filtered(db: Kysely<Schema>, collection: Collection, order: ListOrder, s: Slots, withCursor: boolean): PageQuery {
+  let q = db
+    .selectFrom(collection.table as "withdrawals")
+    .select(["id", "created_at", "updated_at", "name_key", "code_key", "body"])
+    .where("tenant_id", "=", s.tenantId);
+  if (s.nameLow !== undefined) q = q.where("name_key", ">=", s.nameLow);
+  if (s.nameHigh !== undefined) q = q.where("name_key", "<", s.nameHigh);
+  if (s.codeLow !== undefined) q = q.where("code_key", ">=", s.codeLow);
+  if (s.codeHigh !== undefined) q = q.where("code_key", "<", s.codeHigh);
+  for (const relation of RELATIONS) {
+    if (s[relation] !== undefined) q = q.where(RELATION_COLUMNS[relation], "=", s[relation]);
+  }
+  if (withCursor && s.afterKey !== undefined) {
+    const { column, after } = ORDERS[order];
+    q = q.where((eb) => eb(eb.refTuple(column, "id"), after, eb.tuple(s.afterKey, s.afterId)));
   }
   return q;
 }

@@ -38,7 +38,7 @@ export async function listPage(
   }
   // One row more than the page tells whether another page follows, so the last page
   // says `cursor: null` and a client never needs an extra request to learn it is done.
-  const rows = await pageQuery(db, collection, tenantId, query, after, query.limit + 1).execute();
+  const { rows } = await db.executeQuery(pageQuery(db, collection, tenantId, query, after, query.limit + 1));
   const page = rows.slice(0, query.limit);
   const last = page[page.length - 1];
   return {

@@ -5,13 +5,15 @@
  * are stored within SLACK of their event, so their createdAt lies within the window widened
  * by SLACK on each side, and an ordered range scan of the createdAt index finds them (arm A).
  * The few stored longer before or after their event carry `late_event_at`, indexed by
- * (late_event_at, created_at, id); arm B takes those in the window that arm A cannot see.
- * The two arms are disjoint; each yields at most one page in order, and the page is the first
- * `take` rows of their union. Correctness never depends on SLACK, only speed does.
+ * (late_event_at, created_at, id) in a partial index; arm B takes those in the window that
+ * arm A cannot see. The two arms are disjoint; each yields at most one page in order, and the
+ * page is the first `take` rows of their union. Correctness never depends on SLACK, only
+ * speed does.
  */
-import { sql, type SelectQueryBuilder } from "kysely";
+import { sql } from "kysely";
 import type { CursorPosition } from "../platform/cursor.js";
-import type { Schema } from "../storage/schema.js";
+import type { ListQuery } from "./list.query.js";
+import type { PageQuery, Slots } from "./list.repository.js";
 
 export const SLACK_MS = 60 * 60 * 1000;
 
@@ -20,30 +22,32 @@ export function lateEventAt(eventAt: number | null, createdAt: number): number |
   return eventAt !== null && Math.abs(createdAt - eventAt) > SLACK_MS ? eventAt : null;
 }
 
-export interface Window {
-  since: number | undefined;
-  until: number | undefined;
+/** The window's values: its bounds, and arm A's createdAt range around them. */
+export function windowValues({ since, until }: ListQuery): Record<string, number> {
+  const values: Record<string, number> = {};
+  if (since !== undefined) Object.assign(values, { since, sinceLower: since - SLACK_MS });
+  if (until !== undefined) Object.assign(values, { until, untilUpper: until + SLACK_MS });
+  return values;
 }
 
-// All record tables share one shape; see list.repository.ts.
-type Query<O> = SelectQueryBuilder<Schema, "withdrawals", O>;
-
 /**
- * Arm A: rows stored within SLACK of their event, by a createdAt range around the window.
- * Its upper end is one bound, the tighter of the cursor and `until + SLACK` (the other is
- * then implied), so the range scan starts where the page does, however deep.
+ * What ends arm A's createdAt range at the top: one bound, the tighter of the cursor and
+ * `until + SLACK` (the other is then implied), so the range scan starts where the page does.
  */
-export function onTimeArm<O>(
-  base: (after: CursorPosition | undefined) => Query<O>,
-  { since, until }: Window,
-  after: CursorPosition | undefined,
-): Query<O> {
-  const upper = until === undefined ? undefined : until + SLACK_MS;
-  const cursorIsTighter = after !== undefined && (upper === undefined || (after.key as number) <= upper);
-  let arm = base(cursorIsTighter ? after : undefined);
-  if (upper !== undefined && !cursorIsTighter) arm = arm.where("created_at", "<=", upper);
-  if (since !== undefined) arm = arm.where("created_at", ">=", since - SLACK_MS).where("event_at", ">=", since);
-  if (until !== undefined) arm = arm.where("event_at", "<=", until);
+export type ArmAUpperBound = "cursor" | "until" | "none";
+
+export function armAUpperBound({ until }: ListQuery, after: CursorPosition | undefined): ArmAUpperBound {
+  const untilUpper = until === undefined ? undefined : until + SLACK_MS;
+  if (after !== undefined && (untilUpper === undefined || (after.key as number) <= untilUpper)) return "cursor";
+  return untilUpper === undefined ? "none" : "until";
+}
+
+/** Arm A: rows stored within SLACK of their event, by a createdAt range around the window. */
+export function onTimeArm(base: PageQuery, s: Slots, upper: ArmAUpperBound): PageQuery {
+  let arm = base;
+  if (upper === "until") arm = arm.where("created_at", "<=", s.untilUpper);
+  if (s.since !== undefined) arm = arm.where("created_at", ">=", s.sinceLower).where("event_at", ">=", s.since);
+  if (s.until !== undefined) arm = arm.where("event_at", "<=", s.until);
   return arm;
 }
 
@@ -54,17 +58,17 @@ export function onTimeArm<O>(
  * statistics would otherwise walk the createdAt index hoping to fill the page early,
  * measured at 29 ms against 0.1 ms.
  */
-export function lateArm<O>(base: Query<O>, { since, until }: Window, after: CursorPosition | undefined, take: number): Query<O> {
+export function lateArm(base: PageQuery, s: Slots, take: number): PageQuery {
   const createdAt = sql<number>`created_at + 0`;
   let arm = base;
-  if (since !== undefined) arm = arm.where("late_event_at", ">=", since);
-  if (until !== undefined) arm = arm.where("late_event_at", "<=", until);
+  if (s.since !== undefined) arm = arm.where("late_event_at", ">=", s.since);
+  if (s.until !== undefined) arm = arm.where("late_event_at", "<=", s.until);
   arm = arm.where((eb) => {
     const outside = [];
-    if (since !== undefined) outside.push(eb(createdAt, "<", since - SLACK_MS));
-    if (until !== undefined) outside.push(eb(createdAt, ">", until + SLACK_MS));
+    if (s.since !== undefined) outside.push(eb(createdAt, "<", s.sinceLower));
+    if (s.until !== undefined) outside.push(eb(createdAt, ">", s.untilUpper));
     return eb.or(outside);
   });
-  if (after !== undefined) arm = arm.where((eb) => eb(eb.tuple(createdAt, eb.ref("id")), "<", eb.tuple(after.key as number, after.id)));
+  if (s.afterKey !== undefined) arm = arm.where((eb) => eb(eb.tuple(createdAt, eb.ref("id")), "<", eb.tuple(s.afterKey, s.afterId)));
   return arm.orderBy(createdAt, "desc").orderBy("id", "desc").limit(sql.lit(take));
 }

@@ -50,6 +50,23 @@ export interface RecordTable {
 
 export type RecordRow = RecordTable;
 
+/** The record tables' columns, in the order cribline writes them. */
+export const RECORD_COLUMNS = [
+  "tenant_id",
+  "id",
+  "created_at",
+  "updated_at",
+  "event_at",
+  "late_event_at",
+  "name_key",
+  "code_key",
+  "employee_id",
+  "product_id",
+  "cost_center_id",
+  "sector_id",
+  "body",
+] as const satisfies readonly (keyof RecordTable)[];
+
 export interface Schema {
   tenants: TenantTable;
   api_keys: ApiKeyTable;

@@ -5,7 +5,8 @@
 import type { Kysely, Transaction } from "kysely";
 import type { Collection } from "../collections/define.js";
 import { toNewRow, type StoredContent } from "../collections/record.js";
-import type { Schema } from "../storage/schema.js";
+import { QueryTemplates } from "../storage/query-template.js";
+import { RECORD_COLUMNS, type RecordTable, type Schema } from "../storage/schema.js";
 
 export interface BatchOutcome {
   created: StoredContent[];
@@ -23,13 +24,39 @@ function chunks<T>(items: T[], size: number): T[][] {
   return out;
 }
 
+const bodyQueries = new QueryTemplates<{ id: string; body: string }>();
+const inserts = new QueryTemplates<never>();
+
 async function storedBodies(trx: Transaction<Schema>, table: "withdrawals", tenantId: number, ids: string[]) {
   const bodies = new Map<string, string>();
   for (const part of chunks(ids, CHUNK)) {
-    const rows = await trx.selectFrom(table).select(["id", "body"]).where("tenant_id", "=", tenantId).where("id", "in", part).execute();
-    for (const row of rows) bodies.set(row.id, row.body);
+    const query = bodyQueries.fill(trx, `${table}:bodies:${part.length}`, [tenantId, ...part], (s) =>
+      trx
+        .selectFrom(table)
+        .select(["id", "body"])
+        .where("tenant_id", "=", s[0])
+        .where(
+          "id",
+          "in",
+          part.map((_, i) => s[i + 1]),
+        ),
+    );
+    for (const row of (await trx.executeQuery(query)).rows) bodies.set(row.id, row.body);
   }
   return bodies;
+}
+
+/** Inserts rows that all have the columns of RECORD_COLUMNS, in that order. */
+async function insertRows(trx: Transaction<Schema>, table: "withdrawals", rows: RecordTable[]): Promise<void> {
+  const values = rows.flatMap((row) => RECORD_COLUMNS.map((column) => row[column]));
+  const query = inserts.fill(trx, `${table}:insert:${rows.length}`, values, (s) =>
+    trx
+      .insertInto(table)
+      .values(
+        rows.map((_, r) => Object.fromEntries(RECORD_COLUMNS.map((column, c) => [column, s[r * RECORD_COLUMNS.length + c]])) as never),
+      ),
+  );
+  await trx.executeQuery(query);
 }
 
 /**
@@ -63,10 +90,11 @@ export async function writeBatch(
     if (outcome.conflicts.length > 0) return outcome;
     const now = clock();
     for (const part of chunks(outcome.created, CHUNK)) {
-      await trx
-        .insertInto(table)
-        .values(part.map((c) => toNewRow(c, tenantId, now)))
-        .execute();
+      await insertRows(
+        trx,
+        table,
+        part.map((c) => toNewRow(c, tenantId, now)),
+      );
     }
     for (const content of outcome.updated) {
       const { id, ...columns } = content;
