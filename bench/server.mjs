@@ -21,6 +21,10 @@ import { loadConfig } from "../dist/platform/config.js";
 import { CursorCodec } from "../dist/platform/cursor.js";
 import { openStorage } from "../dist/storage/database.js";
 import { migrateToLatest } from "../dist/storage/migrate.js";
+import { tuneRuntime } from "../dist/platform/runtime.js";
+
+// The same runtime policy as `cribline serve` (startServer), so the bench measures what ships.
+tuneRuntime();
 
 const tenantSlug = process.env.BENCH_TENANT ?? "bench";
 const config = loadConfig(process.env);

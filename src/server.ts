@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.js";
 import type { Config } from "./platform/config.js";
 import { cursorCodecFor } from "./platform/cursor-secret.js";
+import { tuneRuntime } from "./platform/runtime.js";
 import { openStorage, type Storage } from "./storage/database.js";
 import { migrateToLatest } from "./storage/migrate.js";
 import { seedDemoOnFirstStart } from "./demo/demo.service.js";
@@ -15,6 +16,7 @@ export interface RunningServer {
 }
 
 export async function startServer(config: Config, print: (line: string) => void = console.log): Promise<RunningServer> {
+  tuneRuntime();
   const storage = await openStorage(config.database);
   await migrateToLatest(storage);
   const demo = config.demoOnFirstStart ? await seedDemoOnFirstStart(storage) : undefined;

@@ -7,7 +7,7 @@ import { RELATION_COLUMNS, type Collection } from "./define.js";
 import { formatTime, parseRfc3339 } from "../platform/time.js";
 import { sortKey } from "./sort-key.js";
 import { lateEventAt } from "../lists/window.js";
-import type { RecordRow, RecordTable } from "../storage/schema.js";
+import type { RecordRow } from "../storage/schema.js";
 
 export type ApiRecord = Record<string, unknown>;
 
@@ -20,20 +20,23 @@ export function toApiRecord(collection: Collection, row: Pick<RecordRow, "id" | 
 /** What a synced record stores, but for the tenant and what depends on when it is stored. */
 export type StoredContent = Omit<RecordRow, "tenant_id" | "created_at" | "updated_at" | "late_event_at">;
 
-/** The row of a record first stored at `createdAt`. */
-export function toNewRow(content: StoredContent, tenantId: number, createdAt: number): RecordTable {
-  return {
-    ...content,
-    tenant_id: tenantId,
-    created_at: createdAt,
-    updated_at: createdAt,
-    late_event_at: lateEventAt(content.event_at, createdAt),
-  };
-}
-
-function timeMs(value: unknown): number {
-  // Input was validated against the collection's schema, so every time field parses.
-  return parseRfc3339(value as string)!.ms;
+/** The values of a new row, in RECORD_COLUMNS order, for a record first stored at `createdAt`. */
+export function newRowValues(content: StoredContent, tenantId: number, createdAt: number): unknown[] {
+  return [
+    tenantId,
+    content.id,
+    createdAt,
+    createdAt,
+    content.event_at,
+    lateEventAt(content.event_at, createdAt),
+    content.name_key,
+    content.code_key,
+    content.employee_id,
+    content.product_id,
+    content.cost_center_id,
+    content.sector_id,
+    content.body,
+  ];
 }
 
 /**
@@ -42,15 +45,23 @@ function timeMs(value: unknown): number {
  */
 export function toStoredContent(collection: Collection, input: ApiRecord): StoredContent {
   const fields: ApiRecord = {};
+  let eventAt: number | null = null;
   for (const field of Object.keys(collection.fields)) {
     const value = input[field] ?? null;
-    fields[field] = value !== null && collection.timeFields.includes(field) ? formatTime(timeMs(value)) : value;
+    if (value !== null && collection.timeFields.includes(field)) {
+      // Validated against the collection's schema, so every time field parses.
+      const ms = parseRfc3339(value as string)!.ms;
+      if (field === collection.eventField) eventAt = ms;
+      fields[field] = formatTime(ms);
+    } else {
+      fields[field] = value;
+    }
   }
   const related = (relation: keyof typeof RELATION_COLUMNS) =>
     collection.relations.includes(relation) ? ((fields[relation] as string | null) ?? null) : null;
   return {
     id: input.id as string,
-    event_at: collection.eventField === undefined ? null : timeMs(fields[collection.eventField]),
+    event_at: eventAt,
     name_key: sortKey(fields[collection.nameField] as string),
     code_key: collection.codeField === undefined ? null : sortKey(fields[collection.codeField] as string),
     employee_id: related("employeeId"),

@@ -4,7 +4,8 @@
  */
 import type { Kysely } from "kysely";
 import { COLLECTIONS } from "../collections/registry.js";
-import { toNewRow, toStoredContent } from "../collections/record.js";
+import { newRowValues, toStoredContent } from "../collections/record.js";
+import { insertRows } from "../sync/sync.repository.js";
 import type { Storage } from "../storage/database.js";
 import type { Schema } from "../storage/schema.js";
 import { countTenants } from "../tenants/tenant.repository.js";
@@ -35,11 +36,8 @@ export async function seedDemo(
       for (let i = 0; i < items.length; i += ROWS_PER_INSERT) {
         const rows = items
           .slice(i, i + ROWS_PER_INSERT)
-          .map(({ record, createdAt }) => toNewRow(toStoredContent(collection, record), tenantId, createdAt));
-        await trx
-          .insertInto(collection.table as "withdrawals")
-          .values(rows)
-          .execute();
+          .map(({ record, createdAt }) => newRowValues(toStoredContent(collection, record), tenantId, createdAt));
+        await insertRows(trx, collection, rows);
       }
       counts.push(`${items.length} ${collection.name}`);
       options.progress?.(`demo: ${items.length} ${collection.name}`);

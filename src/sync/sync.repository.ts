@@ -4,9 +4,9 @@
  */
 import type { Kysely, Transaction } from "kysely";
 import type { Collection } from "../collections/define.js";
-import { toNewRow, type StoredContent } from "../collections/record.js";
+import { newRowValues, type StoredContent } from "../collections/record.js";
 import { QueryTemplates } from "../storage/query-template.js";
-import { RECORD_COLUMNS, type RecordTable, type Schema } from "../storage/schema.js";
+import { RECORD_COLUMNS, type Schema } from "../storage/schema.js";
 
 export interface BatchOutcome {
   created: StoredContent[];
@@ -46,15 +46,14 @@ async function storedBodies(trx: Transaction<Schema>, table: "withdrawals", tena
   return bodies;
 }
 
-/** Inserts rows that all have the columns of RECORD_COLUMNS, in that order. */
-async function insertRows(trx: Transaction<Schema>, table: "withdrawals", rows: RecordTable[]): Promise<void> {
-  const values = rows.flatMap((row) => RECORD_COLUMNS.map((column) => row[column]));
-  const query = inserts.fill(trx, `${table}:insert:${rows.length}`, values, (s) =>
+/** Inserts rows given as their values in RECORD_COLUMNS order (see newRowValues). */
+export async function insertRows(trx: Transaction<Schema>, collection: Collection, rows: unknown[][]): Promise<void> {
+  const table = collection.table as "withdrawals";
+  const width = RECORD_COLUMNS.length;
+  const query = inserts.fill(trx, `${table}:insert:${rows.length}`, rows.flat(), (s) =>
     trx
       .insertInto(table)
-      .values(
-        rows.map((_, r) => Object.fromEntries(RECORD_COLUMNS.map((column, c) => [column, s[r * RECORD_COLUMNS.length + c]])) as never),
-      ),
+      .values(rows.map((_, r) => Object.fromEntries(RECORD_COLUMNS.map((column, c) => [column, s[r * width + c]])) as never)),
   );
   await trx.executeQuery(query);
 }
@@ -92,8 +91,8 @@ export async function writeBatch(
     for (const part of chunks(outcome.created, CHUNK)) {
       await insertRows(
         trx,
-        table,
-        part.map((c) => toNewRow(c, tenantId, now)),
+        collection,
+        part.map((c) => newRowValues(c, tenantId, now)),
       );
     }
     for (const content of outcome.updated) {
