@@ -36,6 +36,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     bodyLimit: deps.config.syncBodyLimit,
     return503OnClosing: true,
+    // One log line per request, written when it is answered (below), not two.
+    disableRequestLogging: true,
     clientErrorHandler,
     // The response serializer checks union branches with its own Ajv; it needs to know
     // cribline's custom format (validation itself is done with TypeBox, see below).
@@ -48,6 +50,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(() => () => true);
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      "request",
+    );
   });
   installErrorHandling(app);
   // Only JSON bodies: anything else is 415, not a string for the handler to puzzle over.

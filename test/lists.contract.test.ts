@@ -1,5 +1,7 @@
 /** The contract's list rules and error table, for every collection, over HTTP. */
+import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { describe, expect, it } from "vitest";
+import { findCollection } from "../src/collections/registry.js";
 import { EVENT_FIELD, FACTORIES, MASTER_COLLECTIONS, TRANSACTION_COLLECTIONS, costCenter } from "./support/factories.js";
 import { get, newTenant, readAll, request, sync, useServer } from "./support/harness.js";
 
@@ -150,6 +152,19 @@ describe.each(ALL)("GET /v1/%s", (collection) => {
     ]);
     expect((await readAll(server(), tenant.keys.read, `/v1/${collection}?name=${encodeURIComponent("100%")}`)).items).toHaveLength(1);
     expect((await readAll(server(), tenant.keys.read, `/v1/${collection}?name=a_`)).items).toHaveLength(1);
+  });
+
+  it("returns items that match the documented item schema, optional fields null", async () => {
+    const schema = TypeCompiler.Compile(findCollection(collection)!.item);
+    const optional = findCollection(collection)!.optional;
+    const bare = make(Object.fromEntries(optional.map((field) => [field, undefined])));
+    const nameField = findCollection(collection)!.nameField;
+    const tenant = await tenantWith(collection, [make({ [nameField]: 'Zoë "quoted" \\ name' }), bare]);
+    const { items } = await readAll(server(), tenant.keys.read, `/v1/${collection}`);
+    expect(items).toHaveLength(2);
+    for (const item of items) expect([...schema.Errors(item)].map((e) => `${e.path}: ${e.message}`)).toEqual([]);
+    const stored = items.find((r) => r.id === bare.id);
+    for (const field of optional) expect(stored[field]).toBeNull();
   });
 
   it("has no total or count field", async () => {

@@ -11,10 +11,19 @@ import type { RecordRow } from "../storage/schema.js";
 
 export type ApiRecord = Record<string, unknown>;
 
+/**
+ * A stored row as the API returns it, as JSON text. The body is the record's canonical JSON
+ * written by cribline itself (see toStoredContent), so it is spliced in, not parsed and
+ * serialised again on every read.
+ */
+export function toApiJson(collection: Collection, row: Pick<RecordRow, "id" | "created_at" | "updated_at" | "body">): string {
+  const updatedAt = collection.kind === "master" ? `,"updatedAt":"${formatTime(row.updated_at)}"` : "";
+  return `{"id":${JSON.stringify(row.id)},${row.body.slice(1, -1)},"createdAt":"${formatTime(row.created_at)}"${updatedAt}}`;
+}
+
+/** A stored row as the API returns it. */
 export function toApiRecord(collection: Collection, row: Pick<RecordRow, "id" | "created_at" | "updated_at" | "body">): ApiRecord {
-  const record: ApiRecord = { id: row.id, ...(JSON.parse(row.body) as ApiRecord), createdAt: formatTime(row.created_at) };
-  if (collection.kind === "master") record.updatedAt = formatTime(row.updated_at);
-  return record;
+  return JSON.parse(toApiJson(collection, row)) as ApiRecord;
 }
 
 /** What a synced record stores, but for the tenant and what depends on when it is stored. */

@@ -48,10 +48,11 @@ export function registerListRoutes(app: FastifyInstance, { storage, cursors }: A
           response: { 200: pageSchema(collection), ...problemResponses(400, 401, 403) },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const { tenantId } = principalOf(request);
         const query = parseListQuery(collection, rawQuery(request.url));
-        return listPage(storage.db, cursors, collection, tenantId, query);
+        const page = await listPage(storage.db, cursors, collection, tenantId, query);
+        return reply.type("application/json; charset=utf-8").send(page);
       },
     );
     const readOnly = `${collection.name} are read-only through this API: list them with GET ${path}`;

@@ -1,17 +1,15 @@
-/** One page of a list: cursor checked, rows fetched, rows mapped, next cursor made. */
+/**
+ * One page of a list: cursor checked, rows fetched, rows mapped, next cursor made. The page
+ * is returned as JSON text (see toApiJson); its shape is the route's documented schema.
+ */
 import type { Kysely } from "kysely";
 import type { Collection } from "../collections/define.js";
-import { toApiRecord, type ApiRecord } from "../collections/record.js";
+import { toApiJson } from "../collections/record.js";
 import type { CursorCodec } from "../platform/cursor.js";
 import { ApiError } from "../platform/errors.js";
 import type { Schema } from "../storage/schema.js";
 import type { ListQuery } from "./list.query.js";
 import { listOrder, pageQuery, positionOf } from "./list.repository.js";
-
-export interface Page {
-  data: ApiRecord[];
-  cursor: string | null;
-}
 
 export async function listPage(
   db: Kysely<Schema>,
@@ -19,7 +17,7 @@ export async function listPage(
   collection: Collection,
   tenantId: number,
   query: ListQuery,
-): Promise<Page> {
+): Promise<string> {
   let after;
   if (query.cursor !== undefined) {
     const check = cursors.decode(query.cursor, tenantId, collection.name, query.filterKey);
@@ -41,11 +39,9 @@ export async function listPage(
   const { rows } = await db.executeQuery(pageQuery(db, collection, tenantId, query, after, query.limit + 1));
   const page = rows.slice(0, query.limit);
   const last = page[page.length - 1];
-  return {
-    data: page.map((row) => toApiRecord(collection, row)),
-    cursor:
-      rows.length > query.limit && last !== undefined
-        ? cursors.encode(tenantId, collection.name, query.filterKey, positionOf(last, listOrder(query)))
-        : null,
-  };
+  const cursor =
+    rows.length > query.limit && last !== undefined
+      ? JSON.stringify(cursors.encode(tenantId, collection.name, query.filterKey, positionOf(last, listOrder(query))))
+      : "null";
+  return `{"data":[${page.map((row) => toApiJson(collection, row)).join(",")}],"cursor":${cursor}}`;
 }

@@ -64,6 +64,15 @@ export class CursorCodec {
   }
 }
 
+const filterHashes = new Map<string, string>();
+
+/** Most pages share a few filter sets (none, above all), so their hashes are kept. */
 function filterHash(filters: string): string {
-  return createHash("sha256").update(filters).digest("base64url").slice(0, 16);
+  let hash = filterHashes.get(filters);
+  if (hash === undefined) {
+    hash = createHash("sha256").update(filters).digest("base64url").slice(0, 16);
+    if (filterHashes.size >= 1000) filterHashes.clear();
+    filterHashes.set(filters, hash);
+  }
+  return hash;
 }

@@ -1,5 +1,6 @@
 /** Tenants and API keys in storage. */
 import type { Kysely } from "kysely";
+import { QueryTemplates } from "../storage/query-template.js";
 import type { Schema } from "../storage/schema.js";
 
 export interface KeyRow {
@@ -65,13 +66,19 @@ function toKeyRow(row: {
   };
 }
 
+type KeyJoinRow = Parameters<typeof toKeyRow>[0];
+const keyByHash = new QueryTemplates<KeyJoinRow>();
+
+/** Runs on every authenticated request, so its SQL is compiled once. */
 export async function findKeyByHash(db: Kysely<Schema>, hash: string): Promise<KeyRow | undefined> {
-  const row = await db
-    .selectFrom("api_keys")
-    .innerJoin("tenants", "tenants.id", "api_keys.tenant_id")
-    .select(keyColumns)
-    .where("api_keys.hash", "=", hash)
-    .executeTakeFirst();
+  const query = keyByHash.fill(db, "key-by-hash", { hash }, (s) =>
+    db
+      .selectFrom("api_keys")
+      .innerJoin("tenants", "tenants.id", "api_keys.tenant_id")
+      .select(keyColumns)
+      .where("api_keys.hash", "=", s.hash),
+  );
+  const row = (await db.executeQuery(query)).rows[0];
   return row === undefined ? undefined : toKeyRow(row);
 }
 
