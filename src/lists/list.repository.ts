@@ -90,11 +90,12 @@ function buildPage(db: Kysely<Schema>, collection: Collection, order: ListOrder,
     if (s.until !== undefined) q = q.where("event_at", "<=", s.until);
     return page(q);
   }
-  const arms = db
-    .selectFrom(page(onTimeArm(base(upper === "cursor"), s, upper)).as("on_time"))
-    .selectAll()
-    .unionAll(db.selectFrom(lateArm(base(false), s, take).as("late")).selectAll());
-  return db.selectFrom(arms.as("w")).selectAll().orderBy("created_at", "desc").orderBy("id", "desc").limit(sql.lit(take));
+  // One compound query: the merge reads arm A in index order and stops when the page is full.
+  return onTimeArm(base(upper === "cursor"), s, upper)
+    .unionAll(lateArm(base(false), s))
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(sql.lit(take));
 }
 
 /** Every filter but the time window, and (when asked) the keyset condition. */
