@@ -3,7 +3,7 @@
  * use it. Everything it needs comes in as arguments.
  */
 import { randomUUID } from "node:crypto";
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyInstance } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { COLLECTIONS } from "./collections/registry.js";
 import { registerDocs } from "./docs/docs.routes.js";
@@ -37,7 +37,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: deps.config.syncBodyLimit,
     return503OnClosing: true,
     // One log line per request, written when it is answered (below), not two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     clientErrorHandler,
     // The response serializer checks union branches with its own Ajv; it needs to know
     // cribline's custom format (validation itself is done with TypeBox, see below).

@@ -8,7 +8,7 @@ import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { RELATIONS, type Collection, type Relation } from "../collections/define.js";
 import { Id, Text } from "../collections/fields.js";
 import { ApiError, type ErrorCode } from "../platform/errors.js";
-import { compareTimes, parseRfc3339 } from "../platform/time.js";
+import { compareTimes, parseRfc3339, type ParsedTime } from "../platform/time.js";
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
@@ -29,12 +29,16 @@ export interface ListQuery {
 interface Param {
   schema: TSchema;
   error: ErrorCode;
-  /** Turns the raw text into the value the schema checks; undefined when it cannot. */
-  convert(raw: string): unknown;
+  /** The parameter's value, or undefined when the raw text breaks its rules. */
+  parse(raw: string): unknown;
   expects: string;
 }
 
-const asText = (raw: string) => raw;
+/** A parameter whose value is its text, checked against its schema. */
+function textParam(schema: TSchema, error: ErrorCode, expects: string): Param {
+  const check = TypeCompiler.Compile(schema);
+  return { schema, error, expects, parse: (raw) => (check.Check(raw) ? raw : undefined) };
+}
 
 const TIME: Param = {
   schema: Type.String({
@@ -42,51 +46,51 @@ const TIME: Param = {
     description: "RFC 3339 date-time with seconds and zone, e.g. 2026-11-22T10:15:30Z. Inclusive; matches the event date.",
   }),
   error: "invalid_time",
-  convert: (raw) => (parseRfc3339(raw) === undefined ? undefined : raw),
+  // The strict RFC 3339 parser is the check (the schema's date-time format uses it too).
+  parse: parseRfc3339,
   expects: "an RFC 3339 date-time with time and zone, such as 2026-11-22T10:15:30Z",
 };
 
+const LIMIT = Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: "Items per page, 1 to 100." });
+const LIMIT_CHECK = TypeCompiler.Compile(LIMIT);
+const TEXT_EXPECTS = "text of 1 to 200 characters";
+
 const PARAMS: Record<string, Param> = {
   limit: {
-    schema: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: "Items per page, 1 to 100." }),
+    schema: LIMIT,
     error: "invalid_limit",
-    convert: (raw) => (/^\d{1,6}$/.test(raw) ? Number(raw) : undefined),
+    // Digits only: "1e2", "+5" and "5.0" are not how an integer is written here.
+    parse: (raw) => (/^\d{1,6}$/.test(raw) && LIMIT_CHECK.Check(Number(raw)) ? Number(raw) : undefined),
     expects: `an integer from 1 to ${MAX_LIMIT}`,
   },
-  cursor: {
-    schema: Type.String({ description: "The `cursor` of the previous page, exactly as received." }),
-    error: "invalid_cursor",
-    convert: asText,
-    expects: "the cursor of a previous response",
-  },
-  name: {
-    schema: Text("Case-insensitive prefix of the name (on transactions, of `employeeName`). Orders by name, ascending."),
-    error: "invalid_parameter",
-    convert: asText,
-    expects: "text of 1 to 200 characters",
-  },
-  code: {
-    schema: Text("Case-insensitive prefix of the code. Orders by code, ascending (by name when `name` is sent too)."),
-    error: "invalid_parameter",
-    convert: asText,
-    expects: "text of 1 to 200 characters",
-  },
+  cursor: textParam(
+    Type.String({ description: "The `cursor` of the previous page, exactly as received." }),
+    "invalid_cursor",
+    "the cursor of a previous response",
+  ),
+  name: textParam(
+    Text("Case-insensitive prefix of the name (on transactions, of `employeeName`). Orders by name, ascending."),
+    "invalid_parameter",
+    TEXT_EXPECTS,
+  ),
+  code: textParam(
+    Text("Case-insensitive prefix of the code. Orders by code, ascending (by name when `name` is sent too)."),
+    "invalid_parameter",
+    TEXT_EXPECTS,
+  ),
   createdSince: TIME,
   createdUntil: TIME,
   ...Object.fromEntries(
     RELATIONS.map((r): [string, Param] => [
       r,
-      {
-        schema: Id(`Only records whose \`${r}\` is this.`),
-        error: "invalid_parameter",
-        convert: asText,
-        expects: "an identifier of 1 to 64 characters from A-Z a-z 0-9 . _ : -",
-      },
+      textParam(
+        Id(`Only records whose \`${r}\` is this.`),
+        "invalid_parameter",
+        "an identifier of 1 to 64 characters from A-Z a-z 0-9 . _ : -",
+      ),
     ]),
   ),
 };
-
-const CHECKS = Object.fromEntries(Object.entries(PARAMS).map(([name, p]) => [name, TypeCompiler.Compile(p.schema)]));
 
 /** The parameters a collection's list accepts. */
 export function acceptedParams(collection: Collection): string[] {
@@ -112,29 +116,30 @@ function quoted(raw: string): string {
 
 export function parseListQuery(collection: Collection, rawQuery: string): ListQuery {
   const accepted = acceptedParams(collection);
-  const values = new Map<string, string>();
+  const values = new Map<string, unknown>();
+  const texts: [string, string][] = [];
   for (const [name, raw] of new URLSearchParams(rawQuery)) {
     if (!accepted.includes(name)) throw new ApiError("unknown_parameter", `unknown filter parameter "${name}"`, { param: name });
     if (values.has(name)) throw new ApiError("repeated_parameter", `parameter "${name}" is repeated; send it once`, { param: name });
     if (raw === "") throw new ApiError("empty_parameter", `parameter "${name}" is empty; send a value or leave it out`, { param: name });
     const param = PARAMS[name]!;
-    const converted = param.convert(raw);
-    if (converted === undefined || !CHECKS[name]!.Check(converted)) {
-      throw new ApiError(param.error, `${name} must be ${param.expects}; got ${quoted(raw)}`, { param: name });
-    }
-    values.set(name, raw);
+    const value = param.parse(raw);
+    if (value === undefined) throw new ApiError(param.error, `${name} must be ${param.expects}; got ${quoted(raw)}`, { param: name });
+    values.set(name, value);
+    texts.push([name, raw]);
   }
-  return toListQuery(values);
+  return toListQuery(values, texts);
 }
 
-function toListQuery(values: Map<string, string>): ListQuery {
-  const since = values.has("createdSince") ? parseRfc3339(values.get("createdSince")!) : undefined;
-  const until = values.has("createdUntil") ? parseRfc3339(values.get("createdUntil")!) : undefined;
+/** `values` holds each parameter's parsed value; `texts` their text, for the filter key. */
+function toListQuery(values: Map<string, unknown>, texts: [string, string][]): ListQuery {
+  const since = values.get("createdSince") as ParsedTime | undefined;
+  const until = values.get("createdUntil") as ParsedTime | undefined;
   if (since !== undefined && until !== undefined && compareTimes(since, until) > 0) {
     throw new ApiError("invalid_time_window", "createdSince must be earlier than or equal to createdUntil", { param: "createdSince" });
   }
   const relations: Partial<Record<Relation, string>> = {};
-  for (const r of RELATIONS) if (values.has(r)) relations[r] = values.get(r)!;
+  for (const r of RELATIONS) if (values.has(r)) relations[r] = values.get(r) as string;
   const firstRelation = RELATIONS.find((r) => values.has(r));
   if ((since !== undefined || until !== undefined) && firstRelation !== undefined) {
     throw new ApiError(
@@ -143,13 +148,13 @@ function toListQuery(values: Map<string, string>): ListQuery {
       { param: firstRelation },
     );
   }
-  const limit = values.has("limit") ? Number(values.get("limit")) : DEFAULT_LIMIT;
-  const filters = [...values].filter(([k]) => k !== "limit" && k !== "cursor").sort(([a], [b]) => (a < b ? -1 : 1));
+  const limit = (values.get("limit") as number | undefined) ?? DEFAULT_LIMIT;
+  const filters = texts.filter(([k]) => k !== "limit" && k !== "cursor").sort(([a], [b]) => (a < b ? -1 : 1));
   return {
     limit,
-    cursor: values.get("cursor"),
-    name: values.get("name"),
-    code: values.get("code"),
+    cursor: values.get("cursor") as string | undefined,
+    name: values.get("name") as string | undefined,
+    code: values.get("code") as string | undefined,
     // Stored times are whole milliseconds: a lower bound with a finer fraction rounds up.
     since: since === undefined ? undefined : since.ms + (since.subMillisecond > 0 ? 1 : 0),
     until: until?.ms,
