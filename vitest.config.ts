@@ -7,5 +7,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Each test file has its own database; files run in parallel on the machine's cores.
     pool: "forks",
+    reporters: ["default", "./test/support/summary-reporter.ts"],
   },
 });
