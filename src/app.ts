@@ -11,7 +11,7 @@ import { registerHealthRoutes } from "./health.routes.js";
 import { registerListRoutes } from "./lists/list.routes.js";
 import type { Config } from "./platform/config.js";
 import type { CursorCodec } from "./platform/cursor.js";
-import { clientErrorHandler, installErrorHandling } from "./platform/http-errors.js";
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from "./platform/http-errors.js";
 import { Problem } from "./platform/problem.schema.js";
 import type { Storage } from "./storage/database.js";
 import { registerSyncRoutes } from "./sync/sync.routes.js";
@@ -39,6 +39,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // One log line per request, written when it is answered (below), not two.
     logController: new LogController({ disableRequestLogging: true }),
     clientErrorHandler,
+    frameworkErrors,
+    // Long enough for any id a client may try on a transaction list, which answers 405.
+    routerOptions: { maxParamLength: 1024 },
     // The response serializer checks union branches with its own Ajv; it needs to know
     // cribline's custom format (validation itself is done with TypeBox, see below).
     serializerOpts: { ajv: { formats: { text: true } } },

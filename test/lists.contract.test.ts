@@ -142,6 +142,27 @@ describe.each(ALL)("GET /v1/%s", (collection) => {
     expect(items.map((r) => r[nameField])).toEqual(["ana", "Ana Luíza", "ana Souza", "anabela"]);
   });
 
+  it("matches a prefix whatever the letters around it (final sigma, dotted capital I)", async () => {
+    const nameField = TRANSACTION_COLLECTIONS.includes(collection) ? "employeeName" : "name";
+    const tenant = await tenantWith(collection, [
+      make({ id: "greek", [nameField]: "ΟΔΟΣΑ Π" }),
+      make({ id: "turkish", [nameField]: "İsmail" }),
+    ]);
+    for (const [prefix, id] of [
+      ["ΟΔΟΣ", "greek"],
+      ["οδοσα", "greek"],
+      ["ΟΔΟ", "greek"],
+      ["İs", "turkish"],
+      ["İ", "turkish"],
+    ] as const) {
+      const { items } = await readAll(server(), tenant.keys.read, `/v1/${collection}?name=${encodeURIComponent(prefix)}`);
+      expect(
+        items.map((r) => r.id),
+        prefix,
+      ).toEqual([id]);
+    }
+  });
+
   it("treats LIKE wildcards in name as plain text", async () => {
     const nameField = TRANSACTION_COLLECTIONS.includes(collection) ? "employeeName" : "name";
     const tenant = await tenantWith(collection, [
@@ -353,6 +374,22 @@ describe("errors", () => {
     expect(reply.headers.get("x-request-id")).toMatch(/.+/);
     const kept = await request(server(), "GET", "/healthz", { headers: { "x-request-id": "abc-123" } });
     expect(kept.headers.get("x-request-id")).toBe("abc-123");
+  });
+
+  it("answers what the router refuses as problems with a request id", async () => {
+    const tenant = await newTenant(server());
+    for (const [path, status] of [
+      ["/v1/withdrawals%zz", 400],
+      [`/v1/withdrawals/${"a".repeat(2000)}`, 404],
+    ] as const) {
+      const reply = await get(server(), path, tenant.keys.read);
+      expect(reply.status, path).toBe(status);
+      expect(reply.headers.get("content-type"), path).toMatch(/^application\/problem\+json/);
+      expect(reply.headers.get("x-request-id"), path).toMatch(/.+/);
+      expect(reply.body.code, path).toMatch(/^(bad_request|not_found)$/);
+    }
+    const longId = await get(server(), `/v1/withdrawals/${"a".repeat(300)}`, tenant.keys.read);
+    expect(longId.status).toBe(405);
   });
 
   it("keeps the problem shape for every 4xx", async () => {

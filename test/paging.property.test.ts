@@ -67,7 +67,7 @@ const OFFSETS = [0, 60, -180, 330];
 const BASE_CREATED = Date.UTC(2026, 0, 15, 12, 0, 0, 0);
 /**
  * Clock values pinned per sync batch: equal ones are common, and later batches may be
- * earlier. Some are within SLACK_MS of the events, some exactly at it and some just past it,
+ * pinned earlier (the server then stamps them just after the previous batch). Some are within SLACK_MS of the events, some exactly at it and some just past it,
  * either way, so a time window meets records stored on time, late, and early.
  */
 const CLOCKS = [
@@ -298,10 +298,15 @@ function toApiRecord(collection: string, shape: Shape, r: Generated): Record<str
   });
 }
 
-/** Syncs the records in batches, each with the clock pinned; returns them with their createdAt. */
+/**
+ * Syncs the records in batches, each with the clock pinned; returns them with their createdAt,
+ * which is the pinned clock unless that is not later than the previous batch's: a list's
+ * createdAt never goes backwards (see sync.repository.ts).
+ */
 async function store(s: TestServer, collection: string, shape: Shape, records: Generated[], batches: Batch[]) {
   const tenant = await newTenant(s);
   const stored: Stored[] = [];
+  let latest: number | undefined;
   try {
     for (let at = 0, i = 0; at < records.length; i += 1) {
       const batch = batches[i % batches.length]!;
@@ -314,7 +319,9 @@ async function store(s: TestServer, collection: string, shape: Shape, records: G
         collection,
         part.map((r) => toApiRecord(collection, shape, r)),
       );
-      stored.push(...part.map((r) => ({ ...r, createdAt: batch.clock })));
+      const createdAt = latest === undefined ? batch.clock : Math.max(batch.clock, latest + 1);
+      latest = createdAt;
+      stored.push(...part.map((r) => ({ ...r, createdAt })));
     }
   } finally {
     s.clock.now = undefined;

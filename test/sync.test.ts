@@ -4,7 +4,7 @@
  */
 import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
-import { EVENT_FIELD, FACTORIES, MASTER_COLLECTIONS, TRANSACTION_COLLECTIONS } from "./support/factories.js";
+import { EVENT_FIELD, FACTORIES, MASTER_COLLECTIONS, TRANSACTION_COLLECTIONS, returnRecord, withdrawal } from "./support/factories.js";
 import { get, newTenant, readAll, request, sync, useServer, type Reply, type TestTenant } from "./support/harness.js";
 
 const server = useServer();
@@ -542,5 +542,26 @@ describe("other sync routes", () => {
     const reply = await send(tenant, "withdrawals", [FACTORIES.withdrawals!()]);
     expect(Object.keys(reply.body).sort()).toEqual(["created", "unchanged", "updated"]);
     expect((await get(server(), "/v1/withdrawals", tenant.keys.read)).body.data).toHaveLength(1);
+  });
+});
+
+describe("createdAt never goes backwards", () => {
+  it("stamps a batch after every earlier one of its list, even when the clock steps back", async () => {
+    const tenant = await newTenant(server());
+    const t = Date.UTC(2026, 10, 1, 12, 0, 0, 0);
+    server().clock.now = t;
+    await sync(server(), tenant, "withdrawals", [withdrawal({ id: "first" })]);
+    server().clock.now = t - 10_000;
+    await sync(server(), tenant, "withdrawals", [withdrawal({ id: "after-clock-step" })]);
+    server().clock.now = t - 10_000;
+    await sync(server(), tenant, "returns", [returnRecord({ id: "other-list" })]);
+    server().clock.now = undefined;
+    const { items } = await readAll(server(), tenant.keys.read, "/v1/withdrawals");
+    expect(items.map((r) => [r.id, r.createdAt])).toEqual([
+      ["after-clock-step", new Date(t + 1).toISOString()],
+      ["first", new Date(t).toISOString()],
+    ]);
+    const returns = await readAll(server(), tenant.keys.read, "/v1/returns");
+    expect(returns.items[0].createdAt).toBe(new Date(t - 10_000).toISOString());
   });
 });

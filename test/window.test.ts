@@ -24,16 +24,24 @@ interface Stored {
   createdAt: number;
 }
 
+/**
+ * Stores the grid in ascending createdAt, records sharing one in one batch, so that every
+ * record is stamped exactly as planned (a list's createdAt never goes backwards).
+ */
 async function storeGrid() {
   const tenant = await newTenant(server());
-  const stored: Stored[] = [];
-  for (const [e, event] of EVENTS.entries()) {
-    for (const [o, offset] of OFFSETS.entries()) {
-      const id = `w-${e}-${o}`;
-      server().clock.now = event + offset;
-      await sync(server(), tenant, "withdrawals", [withdrawal({ id, deliveredAt: iso(event) })]);
-      stored.push({ id, event, createdAt: event + offset });
-    }
+  const stored: Stored[] = EVENTS.flatMap((event, e) =>
+    OFFSETS.map((offset, o) => ({ id: `w-${e}-${o}`, event, createdAt: event + offset })),
+  );
+  for (const createdAt of [...new Set(stored.map((r) => r.createdAt))].sort((a, b) => a - b)) {
+    server().clock.now = createdAt;
+    const batch = stored.filter((r) => r.createdAt === createdAt);
+    await sync(
+      server(),
+      tenant,
+      "withdrawals",
+      batch.map((r) => withdrawal({ id: r.id, deliveredAt: iso(r.event) })),
+    );
   }
   server().clock.now = undefined;
   return { tenant, stored };

@@ -4,7 +4,12 @@
  * lower() folds ASCII only); the database compares it byte-wise (code-point order).
  */
 export function sortKey(text: string): string {
-  return text.toLowerCase();
+  // One code point at a time: String#toLowerCase depends on context (a final Greek sigma
+  // lower-cases to ς, elsewhere to σ), so a prefix could lower-case differently from the
+  // start of the name it begins.
+  let key = "";
+  for (const c of text) key += c.toLowerCase();
+  return key;
 }
 
 const MAX_CODE_POINT = 0x10ffff;

@@ -4,7 +4,7 @@ import type { FastifyInstance } from "fastify";
 import type { Collection } from "../collections/define.js";
 import { COLLECTIONS } from "../collections/registry.js";
 import { principalOf, requireScope } from "../platform/auth.js";
-import { ApiError } from "../platform/errors.js";
+import { methodNotAllowed } from "../platform/http-errors.js";
 import { problemResponses } from "../platform/problem.schema.js";
 import type { AppDeps } from "../app.js";
 import { parseListQuery, querySchema } from "./list.query.js";
@@ -23,12 +23,6 @@ function pageSchema(collection: Collection) {
 function rawQuery(url: string): string {
   const at = url.indexOf("?");
   return at === -1 ? "" : url.slice(at + 1);
-}
-
-function methodNotAllowed(allow: string, what: string) {
-  return async (): Promise<never> => {
-    throw new ApiError("method_not_allowed", what, {}, { allow });
-  };
 }
 
 export function registerListRoutes(app: FastifyInstance, { storage, cursors }: AppDeps): void {

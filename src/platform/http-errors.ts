@@ -8,6 +8,7 @@ import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ApiError, PROBLEM_CONTENT_TYPE, toProblem } from "./errors.js";
 
+/** Framework errors in cribline's terms: every 4xx keeps its meaning, none becomes a 500. */
 function fromFramework(error: FastifyError): ApiError | undefined {
   switch (error.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
@@ -19,17 +20,33 @@ function fromFramework(error: FastifyError): ApiError | undefined {
     case "FST_ERR_CTP_INVALID_JSON_BODY":
     case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
       return new ApiError("invalid_body", "the request body is not valid JSON");
+    case "FST_ERR_BAD_URL":
+      return new ApiError("bad_request", "the request path is not a valid URL (check its percent-encoding)");
+    case "FST_ERR_MAX_PARAM_LENGTH":
+      return new ApiError("not_found", "no such resource: the path is too long");
     default:
       break;
   }
-  if (error instanceof SyntaxError || error.statusCode === 400) {
-    return new ApiError("invalid_body", "the request body is not valid JSON");
-  }
-  return undefined;
+  if (error instanceof SyntaxError) return new ApiError("invalid_body", "the request body is not valid JSON");
+  const status = error.statusCode ?? 500;
+  return status >= 400 && status < 500 ? new ApiError("bad_request", "the request could not be processed as sent") : undefined;
 }
 
 export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.code(error.status).headers(error.headers).type(PROBLEM_CONTENT_TYPE).send(toProblem(error));
+}
+
+/** Fastify's router errors (a URL it cannot decode, a path segment too long), as problems. */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header("x-request-id", request.id);
+  void sendProblem(reply, fromFramework(error) ?? new ApiError("bad_request", "the request could not be processed as sent"));
+}
+
+/** A handler answering 405 with the methods the resource allows. */
+export function methodNotAllowed(allow: string, detail: string) {
+  return async (): Promise<never> => {
+    throw new ApiError("method_not_allowed", detail, {}, { allow });
+  };
 }
 
 export function installErrorHandling(app: FastifyInstance): void {

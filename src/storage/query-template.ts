@@ -14,14 +14,29 @@ export class Slot {
 
 const MAX_SHAPES = 2000;
 
+/**
+ * What distinguishes one dialect's SQL from another's, found by compiling a tiny query once
+ * per Kysely instance (a transaction is an instance of its own).
+ */
+const dialects = new WeakMap<Kysely<any>, string>();
+
+function dialectOf(db: Kysely<any>): string {
+  let dialect = dialects.get(db);
+  if (dialect === undefined) {
+    dialect = db.selectNoFrom((eb) => eb.val(1).as("x")).compile().sql;
+    dialects.set(db, dialect);
+  }
+  return dialect;
+}
+
 export class QueryTemplates<R> {
-  private readonly compiled = new WeakMap<Kysely<any>, Map<string, { sql: string; slots: string[] }>>();
+  private readonly compiled = new Map<string, { sql: string; slots: string[] }>();
 
   /**
    * The compiled query of the shape named `shape`, with `values` filled in. `build` receives
    * a slot for every name in `values` (an array's are its indexes) and must use them only as
    * values (no arithmetic, no decisions): everything that changes the SQL text belongs in
-   * `shape`.
+   * `shape`, and the number of shapes must stay small (they are kept).
    */
   fill(
     db: Kysely<any>,
@@ -29,15 +44,14 @@ export class QueryTemplates<R> {
     values: Record<string, unknown> | readonly unknown[],
     build: (slots: Record<string, any>) => Compilable<R>,
   ): CompiledQuery<R> {
-    let shapes = this.compiled.get(db);
-    if (shapes === undefined) this.compiled.set(db, (shapes = new Map()));
-    let template = shapes.get(shape);
+    const key = `${dialectOf(db)}|${shape}`;
+    let template = this.compiled.get(key);
     if (template === undefined) {
       const slots = Object.fromEntries(Object.keys(values).map((name) => [name, new Slot(name)]));
       const { sql, parameters } = build(slots).compile();
       template = { sql, slots: parameters.map((p) => slotName(p, shape)) };
-      if (shapes.size >= MAX_SHAPES) shapes.delete(shapes.keys().next().value!);
-      shapes.set(shape, template);
+      if (this.compiled.size >= MAX_SHAPES) this.compiled.delete(this.compiled.keys().next().value!);
+      this.compiled.set(key, template);
     }
     const named = values as Record<string, unknown>;
     return CompiledQuery.raw(
@@ -45,6 +59,23 @@ export class QueryTemplates<R> {
       template.slots.map((name) => named[name]),
     ) as CompiledQuery<R>;
   }
+}
+
+/**
+ * Splits items into runs of a few fixed sizes (256, 64, 16, 4, 1), so that a statement over
+ * many rows has one of five shapes whatever the number of rows: one shape per batch size
+ * would let a client fill the caches with huge statements.
+ */
+export function fixedChunks<T>(items: readonly T[]): T[][] {
+  const out: T[][] = [];
+  let at = 0;
+  for (const size of [256, 64, 16, 4, 1]) {
+    while (items.length - at >= size) {
+      out.push(items.slice(at, at + size));
+      at += size;
+    }
+  }
+  return out;
 }
 
 function slotName(parameter: unknown, shape: string): string {

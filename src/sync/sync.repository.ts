@@ -5,7 +5,7 @@
 import type { Kysely, Transaction } from "kysely";
 import type { Collection } from "../collections/define.js";
 import { newRowValues, type StoredContent } from "../collections/record.js";
-import { QueryTemplates } from "../storage/query-template.js";
+import { fixedChunks, QueryTemplates } from "../storage/query-template.js";
 import { RECORD_COLUMNS, type Schema } from "../storage/schema.js";
 
 export interface BatchOutcome {
@@ -16,20 +16,25 @@ export interface BatchOutcome {
   conflicts: string[];
 }
 
-const CHUNK = 500;
-
-function chunks<T>(items: T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
-
 const bodyQueries = new QueryTemplates<{ id: string; body: string }>();
+const latestQueries = new QueryTemplates<{ latest: number | string | null }>();
+
+/** The newest createdAt of a tenant's collection (one index probe). */
+async function latestCreatedAt(trx: Transaction<Schema>, table: "withdrawals", tenantId: number): Promise<number | undefined> {
+  const query = latestQueries.fill(trx, `${table}:latest`, { tenantId }, (s) =>
+    trx
+      .selectFrom(table)
+      .select((eb) => eb.fn.max("created_at").as("latest"))
+      .where("tenant_id", "=", s.tenantId),
+  );
+  const latest = (await trx.executeQuery(query)).rows[0]?.latest;
+  return latest === null || latest === undefined ? undefined : Number(latest);
+}
 const inserts = new QueryTemplates<never>();
 
 async function storedBodies(trx: Transaction<Schema>, table: "withdrawals", tenantId: number, ids: string[]) {
   const bodies = new Map<string, string>();
-  for (const part of chunks(ids, CHUNK)) {
+  for (const part of fixedChunks(ids)) {
     const query = bodyQueries.fill(trx, `${table}:bodies:${part.length}`, [tenantId, ...part], (s) =>
       trx
         .selectFrom(table)
@@ -50,12 +55,14 @@ async function storedBodies(trx: Transaction<Schema>, table: "withdrawals", tena
 export async function insertRows(trx: Transaction<Schema>, collection: Collection, rows: unknown[][]): Promise<void> {
   const table = collection.table as "withdrawals";
   const width = RECORD_COLUMNS.length;
-  const query = inserts.fill(trx, `${table}:insert:${rows.length}`, rows.flat(), (s) =>
-    trx
-      .insertInto(table)
-      .values(rows.map((_, r) => Object.fromEntries(RECORD_COLUMNS.map((column, c) => [column, s[r * width + c]])) as never)),
-  );
-  await trx.executeQuery(query);
+  for (const part of fixedChunks(rows)) {
+    const query = inserts.fill(trx, `${table}:insert:${part.length}`, part.flat(), (s) =>
+      trx
+        .insertInto(table)
+        .values(part.map((_, r) => Object.fromEntries(RECORD_COLUMNS.map((column, c) => [column, s[r * width + c]])) as never)),
+    );
+    await trx.executeQuery(query);
+  }
 }
 
 /**
@@ -87,14 +94,15 @@ export async function writeBatch(
       else outcome.updated.push(content);
     }
     if (outcome.conflicts.length > 0) return outcome;
-    const now = clock();
-    for (const part of chunks(outcome.created, CHUNK)) {
-      await insertRows(
-        trx,
-        collection,
-        part.map((c) => newRowValues(c, tenantId, now)),
-      );
-    }
+    // Strictly later than every earlier batch of this list, even if the clock stepped back:
+    // a client polling newest-first that stops at the last record it saw misses nothing.
+    const latest = await latestCreatedAt(trx, table, tenantId);
+    const now = latest === undefined ? clock() : Math.max(clock(), latest + 1);
+    await insertRows(
+      trx,
+      collection,
+      outcome.created.map((c) => newRowValues(c, tenantId, now)),
+    );
     for (const content of outcome.updated) {
       const { id, ...columns } = content;
       await trx

@@ -4,7 +4,7 @@ import type { FastifyInstance } from "fastify";
 import type { AppDeps } from "../app.js";
 import { COLLECTIONS } from "../collections/registry.js";
 import { principalOf, requireScope } from "../platform/auth.js";
-import { ApiError } from "../platform/errors.js";
+import { methodNotAllowed } from "../platform/http-errors.js";
 import { problemResponses } from "../platform/problem.schema.js";
 import { syncBatch } from "./sync.service.js";
 import { MAX_BATCH } from "./sync.validate.js";
@@ -46,9 +46,7 @@ export function registerSyncRoutes(app: FastifyInstance, { storage, clock = Date
       method: ["GET", "HEAD", "PUT", "PATCH", "DELETE"],
       url,
       schema: { hide: true },
-      handler: async () => {
-        throw new ApiError("method_not_allowed", `send records with POST ${url}`, {}, { allow: "POST" });
-      },
+      handler: methodNotAllowed("POST", `send records with POST ${url}`),
     });
   }
 }
