@@ -68,7 +68,7 @@ async function fingerprint() {
     hash.update(name).update(readFileSync(join(demo, name)));
   // How a record becomes a row: its canonical body, sort keys and late_event_at (which
   // depends on the window's slack). A change there must not reuse rows written the old way.
-  for (const file of ["dist/collections/record.js", "dist/collections/sort-key.js", "dist/lists/window.js"]) {
+  for (const file of ["dist/collections/record.js", "dist/collections/sort-key.js", "dist/collections/late-event.js"]) {
     hash.update(file).update(readFileSync(join(ROOT, file)));
   }
   return hash.digest("hex").slice(0, 12);

@@ -12,7 +12,7 @@ import { registerListRoutes } from "./lists/list.routes.js";
 import type { Config } from "./platform/config.js";
 import type { CursorCodec } from "./platform/cursor.js";
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from "./platform/http-errors.js";
-import { Problem } from "./platform/problem.schema.js";
+import { Problem } from "./platform/problem.js";
 import type { Storage } from "./storage/database.js";
 import { registerSyncRoutes } from "./sync/sync.routes.js";
 

@@ -1,5 +1,4 @@
 /** Liveness and readiness, without a key. */
-import { sql } from "kysely";
 import type { FastifyInstance } from "fastify";
 import type { AppDeps } from "./app.js";
 import { ApiError } from "./platform/errors.js";
@@ -8,7 +7,7 @@ export function registerHealthRoutes(app: FastifyInstance, { storage }: AppDeps)
   app.get("/healthz", { schema: { tags: ["Operations"], summary: "The process is alive" } }, async () => ({ status: "ok" }));
   app.get("/readyz", { schema: { tags: ["Operations"], summary: "The database answers" } }, async (request) => {
     try {
-      await sql`select 1`.execute(storage.db);
+      await storage.ping();
     } catch (err) {
       request.log.warn({ err }, "database not reachable");
       throw new ApiError("service_unavailable", "the database is not reachable");

@@ -9,7 +9,7 @@
  * lower-cased names, equal event dates) are common.
  */
 import fc from "fast-check";
-import { SLACK_MS } from "../src/lists/window.js";
+import { SLACK_MS } from "../src/collections/late-event.js";
 import { describe, expect, it } from "vitest";
 import { FACTORIES } from "./support/factories.js";
 import { get, newTenant, sync, useServer, type TestServer } from "./support/harness.js";

@@ -5,7 +5,7 @@
  * in the window, once each, newest first by createdAt.
  */
 import { describe, expect, it } from "vitest";
-import { SLACK_MS } from "../src/lists/window.js";
+import { SLACK_MS } from "../src/collections/late-event.js";
 import { withdrawal } from "./support/factories.js";
 import { newTenant, readAll, sync, useServer } from "./support/harness.js";
 

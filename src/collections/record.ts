@@ -6,7 +6,7 @@
 import { RELATION_COLUMNS, type Collection } from "./define.js";
 import { formatTime, parseRfc3339 } from "../platform/time.js";
 import { sortKey } from "./sort-key.js";
-import { lateEventAt } from "../lists/window.js";
+import { lateEventAt } from "./late-event.js";
 import type { RecordRow } from "../storage/schema.js";
 
 export type ApiRecord = Record<string, unknown>;

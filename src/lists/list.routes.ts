@@ -5,7 +5,7 @@ import type { Collection } from "../collections/define.js";
 import { COLLECTIONS } from "../collections/registry.js";
 import { principalOf, requireScope } from "../platform/auth.js";
 import { methodNotAllowed } from "../platform/http-errors.js";
-import { problemResponses } from "../platform/problem.schema.js";
+import { problemResponses } from "../platform/problem.js";
 import type { AppDeps } from "../app.js";
 import { parseListQuery, querySchema } from "./list.query.js";
 import { listPage } from "./list.service.js";

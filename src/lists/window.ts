@@ -7,21 +7,13 @@
  * The few stored longer before or after their event carry `late_event_at`, indexed by
  * (late_event_at, created_at, id) in a partial index; arm B takes those in the window that
  * arm A cannot see. The two arms are disjoint, and the page is the first `take` rows of their
- * union in createdAt order. Correctness never depends on SLACK, only speed does; SLACK is
- * baked into stored rows (`late_event_at`), so changing it needs a migration that recomputes
- * that column.
+ * union in createdAt order. Correctness never depends on SLACK, only speed does.
  */
 import { sql } from "kysely";
+import { SLACK_MS } from "../collections/late-event.js";
 import type { CursorPosition } from "../platform/cursor.js";
 import type { ListQuery } from "./list.query.js";
 import type { PageQuery, Slots } from "./list.repository.js";
-
-export const SLACK_MS = 60 * 60 * 1000;
-
-/** The value of `late_event_at` for a record with this event date stored at `createdAt`. */
-export function lateEventAt(eventAt: number | null, createdAt: number): number | null {
-  return eventAt !== null && Math.abs(createdAt - eventAt) > SLACK_MS ? eventAt : null;
-}
 
 /** The window's values: its bounds, and arm A's createdAt range around them. */
 export function windowValues({ since, until }: ListQuery): Record<string, number> {

@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import type { Config } from "./config.js";
 import type { Storage } from "../storage/database.js";
-import { putSettingOnce } from "../tenants/tenant.repository.js";
+import { putSettingOnce } from "../storage/settings.repository.js";
 import { CursorCodec } from "./cursor.js";
 
 export async function cursorCodecFor(config: Config, storage: Storage): Promise<CursorCodec> {

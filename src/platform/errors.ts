@@ -1,7 +1,10 @@
 /**
  * The one closed list of error codes, their HTTP status and title. Every error that leaves
- * cribline is rendered from an ApiError as `application/problem+json` (RFC 9457).
+ * cribline is rendered from an ApiError as `application/problem+json` (RFC 9457); the shape
+ * is declared once, as a schema, in problem.ts.
  */
+import type { ProblemBody } from "./problem.js";
+
 export const ERRORS = {
   unknown_parameter: { status: 400, title: "Unknown query parameter" },
   repeated_parameter: { status: 400, title: "Repeated query parameter" },
@@ -29,19 +32,10 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
-export interface RecordError {
-  index: number;
-  field: string;
-  message: string;
-}
-
-export interface ProblemExtras {
-  param?: string;
-  /** Sync: each invalid record's index and field. */
-  errors?: RecordError[];
-  /** Sync: ids whose stored content differs. */
-  ids?: string[];
-}
+/** A sync record at fault: its index in `data` and the field. */
+export type RecordError = NonNullable<ProblemBody["errors"]>[number];
+/** What a problem may carry beyond its status, title and detail. */
+export type ProblemExtras = Pick<ProblemBody, "param" | "errors" | "ids">;
 
 export class ApiError extends Error {
   override name = "ApiError";
@@ -58,18 +52,3 @@ export class ApiError extends Error {
     return ERRORS[this.code].status;
   }
 }
-
-export interface Problem extends ProblemExtras {
-  type: "about:blank";
-  status: number;
-  title: string;
-  detail: string;
-  code: ErrorCode;
-}
-
-export function toProblem(error: ApiError): Problem {
-  const { status, title } = ERRORS[error.code];
-  return { type: "about:blank", status, title, detail: error.detail, code: error.code, ...error.extras };
-}
-
-export const PROBLEM_CONTENT_TYPE = "application/problem+json; charset=utf-8";

@@ -6,7 +6,8 @@
 import { randomUUID } from "node:crypto";
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { ApiError, PROBLEM_CONTENT_TYPE, toProblem } from "./errors.js";
+import { ApiError } from "./errors.js";
+import { PROBLEM_CONTENT_TYPE, toProblem } from "./problem.js";
 
 /** Framework errors in cribline's terms: every 4xx keeps its meaning, none becomes a 500. */
 function fromFramework(error: FastifyError): ApiError | undefined {

@@ -11,6 +11,8 @@ import { openSqliteStorage } from "./sqlite.js";
 export interface Storage {
   readonly db: Kysely<Schema>;
   readonly engine: Engine;
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -24,9 +24,3 @@ export async function migrateToLatest(storage: Storage): Promise<string[]> {
   }
   return results.filter((r) => r.status === "Success").map((r) => r.migrationName);
 }
-
-/** Names of migrations that exist in code but not yet in the database. */
-export async function pendingMigrations(storage: Storage): Promise<string[]> {
-  const migrator = new Migrator({ db: storage.db, provider: provider(storage) });
-  return (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
-}

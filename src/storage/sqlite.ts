@@ -2,7 +2,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SqliteDatabase from "better-sqlite3";
-import { Kysely, SqliteDialect, type SqliteDatabase as KyselySqliteDatabase } from "kysely";
+import { Kysely, SqliteDialect, sql, type SqliteDatabase as KyselySqliteDatabase } from "kysely";
 import type { Storage } from "./database.js";
 import type { Schema } from "./schema.js";
 
@@ -49,6 +49,9 @@ export function openSqliteStorage(path: string): Storage {
   return {
     db,
     engine: "sqlite",
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
     async close() {
       clearInterval(optimizer);
       raw.pragma("optimize");

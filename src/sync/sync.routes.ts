@@ -5,7 +5,7 @@ import type { AppDeps } from "../app.js";
 import { COLLECTIONS } from "../collections/registry.js";
 import { principalOf, requireScope } from "../platform/auth.js";
 import { methodNotAllowed } from "../platform/http-errors.js";
-import { problemResponses } from "../platform/problem.schema.js";
+import { problemResponses } from "../platform/problem.js";
 import { syncBatch } from "./sync.service.js";
 import { MAX_BATCH } from "./sync.validate.js";
 

@@ -98,17 +98,3 @@ export async function revokeKey(db: Kysely<Schema>, keyId: string, now: number):
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
-
-export async function getSetting(db: Kysely<Schema>, name: string): Promise<string | undefined> {
-  return (await db.selectFrom("settings").select("value").where("name", "=", name).executeTakeFirst())?.value;
-}
-
-/** Stores a setting unless one of that name exists; returns the value that is kept. */
-export async function putSettingOnce(db: Kysely<Schema>, name: string, value: string): Promise<string> {
-  await db
-    .insertInto("settings")
-    .values({ name, value })
-    .onConflict((oc) => oc.column("name").doNothing())
-    .execute();
-  return (await getSetting(db, name))!;
-}
