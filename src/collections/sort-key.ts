@@ -4,9 +4,10 @@
  * lower() folds ASCII only); the database compares it byte-wise (code-point order).
  */
 export function sortKey(text: string): string {
-  // One code point at a time: String#toLowerCase depends on context (a final Greek sigma
-  // lower-cases to ς, elsewhere to σ), so a prefix could lower-case differently from the
-  // start of the name it begins.
+  // One code point at a time where it matters: String#toLowerCase depends on context only
+  // for the capital sigma (ς at the end of a word, σ elsewhere), and then a prefix could
+  // lower-case differently from the start of the name it begins.
+  if (!text.includes("Σ")) return text.toLowerCase();
   let key = "";
   for (const c of text) key += c.toLowerCase();
   return key;
