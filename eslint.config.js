@@ -2,7 +2,7 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", "data/", ".bench-cache/", "bench/**/*.mjs", "bin/", "eslint.config.js"] },
+  { ignores: ["dist/", "node_modules/", "data/", ".bench-cache/", "bench/**/*.mjs", "scripts/**/*.mjs", "bin/", "eslint.config.js"] },
   ...tseslint.configs.recommended,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },

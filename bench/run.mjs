@@ -1,28 +1,47 @@
 /**
- * `npm run bench`: loads cribline with autocannon over loopback and prints one table.
+ * `npm run bench`: loads cribline with autocannon over loopback and prints one table, a
+ * column per configuration: SQLite, PostgreSQL in one process, PostgreSQL with --workers 2.
  *
- *   1. dataset.mjs builds (once) and caches a database with ~1,000,000 withdrawals;
- *   2. each run copies it, looks up the scenarios' parameters in the copy, and
- *   3. starts bench/server.mjs in a child process (so autocannon, here, does not share the
- *      server's event loop), then runs every scenario with the same connections and
- *      duration, and reads the child's peak RSS at the end.
+ *   1. dataset.mjs builds (once) and caches a database per engine with ~1,000,000 withdrawals;
+ *   2. each configuration works on a fresh copy of its engine's cache and looks up the
+ *      scenarios' parameters in that copy;
+ *   3. it starts its server in a child process (so autocannon, here, does not share the
+ *      server's event loop): bench/server.mjs, or the real `cribline serve --workers 2`; runs
+ *      every scenario with the same connections and duration, reads the server's peak RSS,
+ *      and stops it.
+ * Configurations run one after another, never together.
  *
  * Settings (environment): BENCH_DURATION seconds per scenario (10), BENCH_WARMUP seconds of
  * unmeasured load before each read scenario (2), BENCH_CONNECTIONS (10), BENCH_SYNC_BATCHES
- * per sync scenario (40), BENCH_CPU_PROF=<dir> to write a V8 CPU profile of the server.
- * Exits 0 even when a target is missed: this is a report; it says which missed.
+ * per sync scenario (40), BENCH_CPU_PROF=<dir> to write V8 CPU profiles of the servers,
+ * BENCH_ENGINE (all, sqlite or postgres), BENCH_POSTGRES_URL (the server to use).
+ * Exits 0 even when a target is missed: this is a report; it says which missed. It exits 1
+ * only when a configuration could not be measured at all.
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { openSync, readFileSync, statSync } from "node:fs";
+import { openSync, readdirSync, readFileSync, statSync } from "node:fs";
 import os from "node:os";
 import { join, dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import autocannon from "autocannon";
 import { CursorCodec } from "../dist/platform/cursor.js";
-import { BENCH_TENANT, copySqliteCache, ensureSqliteCache, sqliteLookups, syncBodies } from "./dataset.mjs";
+import {
+  BENCH_TENANT,
+  DEFAULT_POSTGRES_URL,
+  copyPostgresCache,
+  copySqliteCache,
+  describeUrl,
+  ensurePostgresCache,
+  ensureSqliteCache,
+  postgresLookups,
+  postgresServerInfo,
+  sqliteLookups,
+  syncBodies,
+} from "./dataset.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = join(HERE, "..");
 const settings = {
   duration: positive("BENCH_DURATION", 10),
   warmup: positive("BENCH_WARMUP", 2, true),
@@ -30,8 +49,29 @@ const settings = {
   syncBatches: positive("BENCH_SYNC_BATCHES", 40),
   syncBatchSize: 1000,
   cpuProfDir: process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined,
+  engines: engines(process.env.BENCH_ENGINE),
+  postgresUrl: process.env.BENCH_POSTGRES_URL || DEFAULT_POSTGRES_URL,
 };
-const TARGETS = { firstVsFixed: 0.3, filteredVsFirst: 0.8, syncRecordsPerSecond: 20_000, peakRssBytes: 200e6 };
+
+/** The targets per engine: PostgreSQL's are issue 3's; it has no memory target. */
+const TARGETS = {
+  sqlite: { firstVsFixed: 0.3, filteredVsFirst: 0.8, syncRecordsPerSecond: 20_000, peakRssBytes: 200e6 },
+  postgres: { firstVsFixed: 0.25, filteredVsFirst: 0.8, syncRecordsPerSecond: 10_000, peakRssBytes: undefined },
+};
+
+/** The worker processes of the cluster configuration: one per core of this 2-core machine. */
+const PG_WORKERS = 2;
+
+/**
+ * The table's columns, run in this order. The cluster has no fixed-page route (it is the
+ * real `cribline serve`), so its first page is compared with the fixed page of the same
+ * engine's single process (`fixedFrom`): the ceiling of one process.
+ */
+const CONFIGURATIONS = [
+  { id: "sqlite", engine: "sqlite", title: "SQLite", server: "bench" },
+  { id: "pg1", engine: "postgres", title: "PostgreSQL, 1 process", server: "bench" },
+  { id: "pg2", engine: "postgres", title: `PostgreSQL, --workers ${PG_WORKERS}`, server: "cluster", fixedFrom: "pg1" },
+];
 
 function positive(name, fallback, zeroOk = false) {
   const raw = process.env[name];
@@ -41,65 +81,175 @@ function positive(name, fallback, zeroOk = false) {
   return value;
 }
 
+function engines(raw = "all") {
+  if (raw === "" || raw === "all") return ["sqlite", "postgres"];
+  if (raw === "sqlite" || raw === "postgres") return [raw];
+  throw new Error(`BENCH_ENGINE must be all, sqlite or postgres, got "${raw}"`);
+}
+
 const log = (line) => process.stdout.write(`${line}\n`);
 
 // ---------------------------------------------------------------------------------------
-// Engines. Each prepares a database for one run and says how the server reaches it. Only
-// SQLite is built; PostgreSQL would restore a template database here and return its URL.
+// Engines. Each readies its cache once and makes a fresh copy of it per configuration; a
+// copy says how the server reaches it (`databaseUrl`) and answers the scenarios' lookups.
 
 const ENGINES = {
   async sqlite() {
     const cache = await ensureSqliteCache(log);
-    const copy = copySqliteCache(cache.path);
     return {
-      engine: "sqlite",
-      databaseUrl: `sqlite:${copy.path}`,
+      title: "SQLite",
       key: cache.key,
-      cacheBuildSeconds: cache.meta.buildSeconds,
-      cacheBuiltNow: cache.built,
-      sizeBytes: statSync(copy.path).size,
-      lookups: () => sqliteLookups(copy.path),
-      cleanup: copy.remove,
+      cacheNote: cacheNote("SQLite", cache, `.bench-cache/${cache.path.split("/").pop()}`),
+      async copy() {
+        const copy = copySqliteCache(cache.path);
+        return {
+          databaseUrl: `sqlite:${copy.path}`,
+          sizeBytes: statSync(copy.path).size,
+          lookups: () => sqliteLookups(copy.path),
+          remove: async () => copy.remove(),
+        };
+      },
+    };
+  },
+
+  async postgres() {
+    const base = settings.postgresUrl;
+    let server;
+    try {
+      server = await postgresServerInfo(base);
+    } catch (error) {
+      return {
+        skipped: `PostgreSQL at ${describeUrl(base)} is unreachable (${error.message || error.code}): the PostgreSQL columns are skipped`,
+      };
+    }
+    const serverNote =
+      `PostgreSQL ${server.server_version} at ${describeUrl(base)}: shared_buffers ${server.shared_buffers}, work_mem ${server.work_mem}, ` +
+      `effective_cache_size ${server.effective_cache_size}, synchronous_commit ${server.synchronous_commit}, jit ${server.jit}, ` +
+      `max_connections ${server.max_connections}; the server's pool is cribline's default (DATABASE_POOL_SIZE, 10 per process)`;
+    log(`postgres: ${serverNote}`);
+    const cache = await ensurePostgresCache(base, log);
+    return {
+      title: "PostgreSQL",
+      key: cache.key,
+      serverNote,
+      cacheNote: cacheNote("PostgreSQL", cache, `database ${cache.name}`),
+      async copy() {
+        const copy = await copyPostgresCache(base, cache.name);
+        return {
+          databaseUrl: copy.url,
+          sizeBytes: copy.sizeBytes,
+          lookups: () => postgresLookups(copy.url),
+          remove: copy.drop,
+        };
+      },
     };
   },
 };
 
-// ---------------------------------------------------------------------------------------
-// The server child.
+function cacheNote(title, cache, where) {
+  return cache.built
+    ? `The ${title} dataset cache (${where}) was built during this run in ${cache.meta.buildSeconds} s.`
+    : `The ${title} dataset came from the cache (${where}, built once in ${cache.meta.buildSeconds} s).`;
+}
 
-/** Starts bench/server.mjs; resolves once it listens, with its url, pid and a stop(). */
-function startServer({ databaseUrl, cursorSecret }) {
-  const devNull = openSync("/dev/null", "w");
-  const nodeArgs = settings.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${settings.cpuProfDir}`] : [];
-  const child = spawn(process.execPath, [...nodeArgs, join(HERE, "server.mjs")], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      CRIBLINE_CURSOR_SECRET: cursorSecret,
-      CRIBLINE_DEMO: "false",
-      LOG_LEVEL: "info",
-      PORT: "0",
-      HOST: "127.0.0.1",
-      BENCH_TENANT,
+// ---------------------------------------------------------------------------------------
+// The server children.
+
+/** The environment both kinds of server read, as `cribline serve` would. */
+function serverEnv(databaseUrl, cursorSecret) {
+  return {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    CRIBLINE_CURSOR_SECRET: cursorSecret,
+    CRIBLINE_DEMO: "false",
+    LOG_LEVEL: "info",
+    PORT: "0",
+    HOST: "127.0.0.1",
+    BENCH_TENANT,
+  };
+}
+
+const profArgs = () => (settings.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${settings.cpuProfDir}`] : []);
+
+/** bench/server.mjs: one process, with the fixed-page route. */
+async function startBenchServer(databaseUrl, cursorSecret) {
+  const child = await startChild([...profArgs(), join(HERE, "server.mjs")], serverEnv(databaseUrl, cursorSecret));
+  return {
+    ...child,
+    fixedPage: true,
+    describe: `bench/server.mjs (pid ${child.pid})`,
+    peakRss: () => ({ bytes: peakRss(child.pid), detail: "", failures: [] }),
+  };
+}
+
+/**
+ * The real `cribline serve --workers N`: a cluster whose primary only forks and watches.
+ * bench/cluster-ready.mjs, preloaded, says when every worker listens.
+ */
+async function startCluster(databaseUrl, cursorSecret, workers) {
+  const args = [
+    ...profArgs(),
+    "--import",
+    pathToFileURL(join(HERE, "cluster-ready.mjs")).href,
+    "bin/cribline",
+    "serve",
+    "--workers",
+    String(workers),
+  ];
+  const child = await startChild(args, { ...serverEnv(databaseUrl, cursorSecret), BENCH_WORKERS: String(workers) });
+  const started = new Set(child.report.workers);
+  return {
+    ...child,
+    fixedPage: false,
+    describe: `cribline serve --workers ${workers} (primary ${child.pid}, workers ${child.report.workers.join(", ")})`,
+    /** The workers' VmHWM, summed: what the cluster costs beside its primary, which only forks. */
+    peakRss() {
+      const pids = childPids(child.pid);
+      const each = pids.map((pid) => peakRss(pid));
+      const failures = [];
+      if (pids.length !== workers || pids.some((pid) => !started.has(pid))) failures.push("a worker was replaced during the run");
+      return {
+        bytes: each.reduce((a, b) => a + b, 0),
+        detail: `sum of ${pids.length} workers: ${each.map(mb).join(" + ")}; primary ${mb(peakRss(child.pid))}`,
+        failures,
+      };
     },
-    // stdout (the request log) to /dev/null, stderr shown, fd 3 for the address line.
-    stdio: ["ignore", devNull, "inherit", "pipe"],
-  });
+  };
+}
+
+/**
+ * Starts `node <args>` in the repository with stdout (the request log) on /dev/null and
+ * stderr shown; resolves once the child reports its address on fd 3 as one JSON line, with
+ * its url, pid, that report and a stop().
+ */
+function startChild(args, env) {
+  const devNull = openSync("/dev/null", "w");
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", devNull, "inherit", "pipe"] });
   const exited = new Promise((done) => child.once("exit", (code, signal) => done({ code, signal })));
   return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error("the bench server did not start within 60 s")), 60_000);
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error("the bench server did not start within 60 s"));
+    }, 60_000);
     let buffered = "";
     child.stdio[3].setEncoding("utf8").on("data", (chunk) => {
       buffered += chunk;
       const newline = buffered.indexOf("\n");
       if (newline === -1) return;
       clearTimeout(timer);
-      const { url } = JSON.parse(buffered.slice(0, newline));
+      const report = JSON.parse(buffered.slice(0, newline));
       resolvePromise({
-        url,
+        url: report.url,
         pid: child.pid,
+        report,
         async stop() {
+          // Any children (the cluster's workers) are known before the primary goes.
+          const children = childPids(child.pid);
           child.kill("SIGTERM");
+          const stopped = await Promise.race([exited, sleep(20_000).then(() => undefined)]);
+          if (stopped !== undefined) return stopped;
+          process.stderr.write(`bench: server ${child.pid} did not stop within 20 s after SIGTERM; killing it\n`);
+          for (const pid of [child.pid, ...children]) killQuietly(pid);
           return exited;
         },
       });
@@ -111,10 +261,38 @@ function startServer({ databaseUrl, cursorSecret }) {
   });
 }
 
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+
+function killQuietly(pid) {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
+}
+
 /** Peak resident set size of a process (VmHWM), in bytes. */
 function peakRss(pid) {
   const match = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return match === null ? NaN : Number(match[1]) * 1024;
+}
+
+/** The pids of a process's children, from /proc: the cluster's workers are the primary's. */
+function childPids(parent) {
+  const children = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue; // gone meanwhile
+    }
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read after the last ")".
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    if (ppid === parent) children.push(Number(entry));
+  }
+  return children.sort((a, b) => a - b);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -193,6 +371,100 @@ function summarise(result, seconds) {
   };
 }
 
+/** The rows of the table, in order; `kind` says how a cell is judged. */
+const ROWS = [
+  { id: "fixed", name: "fixed page (ceiling)", kind: "reference" },
+  { id: "first", name: "first page", kind: "ratio", reference: "fixed", min: "firstVsFixed" },
+  { id: "deep", name: "deep page (offset 500,000)", kind: "ratio", reference: "first", min: "filteredVsFirst" },
+  { id: "window", name: "time window (1 day)", kind: "ratio", reference: "first", min: "filteredVsFirst" },
+  { id: "name", name: "name prefix", kind: "ratio", reference: "first", min: "filteredVsFirst" },
+  { id: "employee", name: "employeeId", kind: "ratio", reference: "first", min: "filteredVsFirst" },
+  { id: "sync1", name: "sync, 1 sender (1,000/batch)", kind: "sync", connections: 1 },
+  { id: "sync2", name: "sync, 2 senders (1,000/batch)", kind: "sync", connections: 2 },
+  { id: "rss", name: "server peak RSS (VmHWM)", kind: "rss" },
+];
+
+/** The page scenarios' requests, from the parameters looked up in the configuration's copy. */
+function pageRequests(data, deepCursor) {
+  const q = encodeURIComponent;
+  return {
+    fixed: "/bench/fixed-page",
+    first: "/v1/withdrawals?limit=20",
+    deep: `/v1/withdrawals?limit=20&cursor=${q(deepCursor)}`,
+    window: `/v1/withdrawals?limit=20&createdSince=${q(data.window.since)}&createdUntil=${q(data.window.until)}`,
+    name: `/v1/withdrawals?limit=20&name=${q(data.name.prefix)}`,
+    employee: `/v1/withdrawals?limit=20&employeeId=${q(data.employee.id)}`,
+  };
+}
+
+/**
+ * One configuration, start to end: a fresh copy of the engine's cache, its lookups, the sync
+ * bodies, the server, every scenario, the peak RSS; the server stopped and the copy removed
+ * whatever happens.
+ */
+async function runConfiguration(config, engine) {
+  const started = performance.now();
+  log(`\n[${config.title}]`);
+  const copy = await engine.copy();
+  try {
+    const data = await copy.lookups();
+    const total = Object.values(data.counts).reduce((a, b) => a + b, 0);
+    log(
+      `dataset: ${(copy.sizeBytes / 2 ** 20).toFixed(0)} MiB (a fresh copy of the cache), tenant "${BENCH_TENANT}": ` +
+        `${data.counts.withdrawals.toLocaleString("en")} withdrawals, ${total.toLocaleString("en")} records in all`,
+    );
+    log(`deep page: row ${data.deep.offset.toLocaleString("en")} in default order is ${JSON.stringify(data.deep.position)}`);
+    log(
+      `time window: ${data.window.since} .. ${data.window.until} (${data.window.daysBeforeNewest} days before the newest event, ` +
+        `${data.window.records.toLocaleString("en")} rows); name prefix "${data.name.prefix}" (${data.name.records.toLocaleString("en")} rows); ` +
+        `employee ${data.employee.id} (${data.employee.records.toLocaleString("en")} rows)`,
+    );
+    // Ids unique to the run and the configuration: every batch writes new records.
+    const stamp = `${Date.now().toString(36)}${config.id}`;
+    const spare = 2 * 2;
+    const bodies = {
+      sync1: syncBodies(data.templates, { count: settings.syncBatches + spare, size: settings.syncBatchSize, stamp, first: 0 }),
+      sync2: syncBodies(data.templates, { count: settings.syncBatches + spare, size: settings.syncBatchSize, stamp, first: 5000 }),
+    };
+
+    const cursorSecret = randomBytes(32).toString("base64url");
+    const server =
+      config.server === "cluster"
+        ? await startCluster(copy.databaseUrl, cursorSecret, PG_WORKERS)
+        : await startBenchServer(copy.databaseUrl, cursorSecret);
+    const target = { baseUrl: server.url, key: engine.key };
+    log(`server: ${server.describe} at ${server.url}, LOG_LEVEL=info, logs to /dev/null`);
+    try {
+      // The deep cursor, made as the server makes its cursors: the same codec and secret.
+      const deepCursor = new CursorCodec(cursorSecret).encode(data.tenantId, "withdrawals", "[]", data.deep.position);
+      const paths = pageRequests(data, deepCursor);
+      const pages = ROWS.filter((row) => row.id in paths && (row.id !== "fixed" || server.fixedPage));
+      for (const page of pages) await checkPage(target, paths[page.id]);
+      log("every page scenario answers 200 with 20 items, the deep cursor included");
+
+      const results = {};
+      for (const page of pages) {
+        process.stdout.write(`  ${page.name} ...`);
+        results[page.id] = await loadPage(target, paths[page.id]);
+        process.stdout.write(` ${results[page.id].requestsPerSecond.toFixed(0)} req/s\n`);
+      }
+      const rssAfterPages = server.peakRss();
+      for (const row of ROWS.filter((r) => r.kind === "sync")) {
+        process.stdout.write(`  ${row.name} ...`);
+        results[row.id] = await loadSync(target, "withdrawals", bodies[row.id], row.connections, settings.syncBatches);
+        process.stdout.write(` ${results[row.id].recordsPerSecond.toFixed(0)} records/s\n`);
+      }
+      const rss = server.peakRss();
+      log(`peak RSS: ${mb(rss.bytes)}${rss.detail === "" ? "" : ` (${rss.detail})`}, ${mb(rssAfterPages.bytes)} before sync`);
+      return { data, results, rss: { ...rss, beforeSync: rssAfterPages.bytes }, seconds: (performance.now() - started) / 1000 };
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    await copy.remove();
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // The run.
 
@@ -201,194 +473,198 @@ async function main() {
   log(
     `cribline bench: node ${process.version}, ${cpus.length} cores (${cpus[0]?.model ?? "unknown CPU"}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB`,
   );
-  const engineName = process.env.BENCH_ENGINE ?? "sqlite";
-  const prepare = ENGINES[engineName];
-  if (prepare === undefined) throw new Error(`BENCH_ENGINE "${engineName}" is not built (have: ${Object.keys(ENGINES).join(", ")})`);
-
+  log(
+    `load: autocannon, ${settings.connections} connections, ${settings.warmup} s warm-up + ${settings.duration} s per page scenario; ` +
+      `sync: ${settings.syncBatches} batches of ${settings.syncBatchSize} per scenario; the same for every configuration`,
+  );
   const runStarted = performance.now();
-  const db = await prepare();
-  try {
-    const data = db.lookups();
-    const total = Object.values(data.counts).reduce((a, b) => a + b, 0);
-    log(
-      `dataset: ${db.engine}, ${(db.sizeBytes / 2 ** 20).toFixed(0)} MiB, tenant "${BENCH_TENANT}": ${data.counts.withdrawals.toLocaleString("en")} withdrawals, ` +
-        `${total.toLocaleString("en")} records in all (${Object.entries(data.counts)
-          .filter(([t]) => t !== "withdrawals")
-          .map(([t, n]) => `${n.toLocaleString("en")} ${t}`)
-          .join(", ")})`,
-    );
-    const stamp = Date.now().toString(36);
-    const spare = 2 * 2;
-    const bodies = {
-      sequential: syncBodies(data.templates, { count: settings.syncBatches + spare, size: settings.syncBatchSize, stamp, first: 0 }),
-      concurrent: syncBodies(data.templates, { count: settings.syncBatches + spare, size: settings.syncBatchSize, stamp, first: 5000 }),
-    };
-
-    const cursorSecret = randomBytes(32).toString("base64url");
-    const server = await startServer({ databaseUrl: db.databaseUrl, cursorSecret });
-    const target = { baseUrl: server.url, key: db.key };
-    log(`server: ${server.url} (pid ${server.pid}), LOG_LEVEL=info, logs to /dev/null`);
-    let rows;
+  const columns = [];
+  const outcomes = {};
+  const notes = [];
+  for (const engineName of settings.engines) {
+    const configs = CONFIGURATIONS.filter((c) => c.engine === engineName);
+    let engine;
     try {
-      const deepCursor = new CursorCodec(cursorSecret).encode(data.tenantId, "withdrawals", "[]", data.deep.position);
-      const q = encodeURIComponent;
-      const pages = [
-        { id: "fixed", name: "fixed page (ceiling)", path: "/bench/fixed-page" },
-        { id: "first", name: "first page", path: "/v1/withdrawals?limit=20" },
-        {
-          id: "deep",
-          name: `deep page (offset ${data.deep.offset.toLocaleString("en")})`,
-          path: `/v1/withdrawals?limit=20&cursor=${q(deepCursor)}`,
-        },
-        {
-          id: "window",
-          name: `time window (1 day, ${data.window.records.toLocaleString("en")} rows)`,
-          path: `/v1/withdrawals?limit=20&createdSince=${q(data.window.since)}&createdUntil=${q(data.window.until)}`,
-        },
-        {
-          id: "name",
-          name: `name="${data.name.prefix}" (${data.name.records.toLocaleString("en")} rows)`,
-          path: `/v1/withdrawals?limit=20&name=${q(data.name.prefix)}`,
-        },
-        {
-          id: "employee",
-          name: `employeeId (${data.employee.records.toLocaleString("en")} rows)`,
-          path: `/v1/withdrawals?limit=20&employeeId=${q(data.employee.id)}`,
-        },
-      ];
-      log(`deep page: row ${data.deep.offset.toLocaleString("en")} in default order is ${JSON.stringify(data.deep.position)}`);
-      log(`time window: ${data.window.since} .. ${data.window.until} (${data.window.daysBeforeNewest} days before the newest event)`);
-      log(`name prefix "${data.name.prefix}", employee ${data.employee.id}`);
-      for (const page of pages) await checkPage(target, page.path);
-      log("every page scenario answers 200 with 20 items, the deep cursor included");
-      log(
-        `load: autocannon, ${settings.connections} connections, ${settings.warmup} s warm-up + ${settings.duration} s per page scenario; ` +
-          `sync: ${settings.syncBatches} batches of ${settings.syncBatchSize} per scenario\n`,
-      );
-
-      const results = {};
-      for (const page of pages) {
-        process.stdout.write(`  ${page.name} ...`);
-        results[page.id] = await loadPage(target, page.path);
-        process.stdout.write(` ${results[page.id].requestsPerSecond.toFixed(0)} req/s\n`);
+      engine = await ENGINES[engineName]();
+    } catch (error) {
+      // The engine could not be readied (the cache build failed, say): its columns say so.
+      log(`${engineName}: ${error.stack ?? error}`);
+      for (const config of configs) {
+        columns.push(config);
+        outcomes[config.id] = { error: `${engineName} could not be prepared: ${error.message}` };
       }
-      const rssAfterPages = peakRss(server.pid);
-      for (const [id, connections] of [
-        ["sync1", 1],
-        ["sync2", 2],
-      ]) {
-        process.stdout.write(`  sync, ${connections} sender(s) ...`);
-        const pool = id === "sync1" ? bodies.sequential : bodies.concurrent;
-        results[id] = await loadSync(target, "withdrawals", pool, connections, settings.syncBatches);
-        process.stdout.write(` ${results[id].recordsPerSecond.toFixed(0)} records/s\n`);
-      }
-      rows = tableRows(pages, results, peakRss(server.pid), rssAfterPages);
-    } finally {
-      await server.stop();
+      continue;
     }
-    log("");
-    printTable(rows);
-    const seconds = (performance.now() - runStarted) / 1000;
-    log("");
-    log(
-      `Server: child process, LOG_LEVEL=info with its log on /dev/null (a real server logs every request); ` +
-        `load: ${settings.connections} connections over loopback on the same ${cpus.length}-core machine.`,
-    );
-    log(`Ratios are against the same run's fixed page (first page) or first page (filtered pages).`);
-    if (db.cacheBuiltNow) log(`The dataset cache was built during this run in ${db.cacheBuildSeconds} s.`);
-    else log(`The dataset came from the cache (built once in ${db.cacheBuildSeconds} s).`);
-    log(`Run time: ${seconds.toFixed(0)} s${db.cacheBuiltNow ? ", the cache build included" : ""}.`);
-    const missed = rows.filter((r) => !r.pass);
-    log(missed.length === 0 ? "All targets met." : `MISSED ${missed.length} target(s): ${missed.map((r) => r.scenario).join("; ")}`);
-    if (settings.cpuProfDir) log(`CPU profile of the server: ${settings.cpuProfDir}`);
-  } finally {
-    db.cleanup();
+    if (engine.skipped !== undefined) {
+      log(`\n${engine.skipped}.`);
+      notes.push(`${engine.skipped}.`);
+      continue;
+    }
+    if (engine.serverNote !== undefined) notes.push(`${engine.serverNote}.`);
+    notes.push(engine.cacheNote);
+    for (const config of configs) {
+      columns.push(config);
+      try {
+        outcomes[config.id] = await runConfiguration(config, engine);
+      } catch (error) {
+        log(`${config.title}: ${error.stack ?? error}`);
+        outcomes[config.id] = { error: error.message };
+      }
+    }
   }
+  if (columns.length === 0) throw new Error("no configuration was run");
+
+  const table = tableOf(columns, outcomes);
+  log("");
+  printTable(["scenario", "target", ...columns.map((c) => c.title)], table.rows, 2);
+  log("");
+  log("Latency, p50 / p99 (autocannon's histogram, 1 ms resolution; sync: per batch of 1,000):");
+  printTable(["scenario", ...columns.map((c) => c.title)], table.latency);
+  log("");
+  for (const line of table.problems) log(line);
+  for (const line of serverNotes(columns)) log(line);
+  log(
+    `Load: ${settings.connections} connections over loopback on the same ${cpus.length}-core machine, one configuration at a time, ` +
+      `each on a fresh copy of its engine's cache. Ratios are against the same configuration's first page (filtered pages) ` +
+      `or its engine's fixed page (first page).`,
+  );
+  for (const note of notes) log(note);
+  const seconds = (performance.now() - runStarted) / 1000;
+  const perConfig = columns
+    .filter((c) => outcomes[c.id].seconds !== undefined)
+    .map((c) => `${c.title} ${outcomes[c.id].seconds.toFixed(0)} s`)
+    .join(", ");
+  log(
+    `Run time: ${seconds.toFixed(0)} s (per configuration, its copy and lookups included: ${perConfig}; the rest is readying the caches).`,
+  );
+  if (settings.cpuProfDir) log(`CPU profiles of the servers: ${settings.cpuProfDir}`);
+  log(table.missed.length === 0 ? "All targets met." : `MISSED ${table.missed.length} target(s): ${table.missed.join("; ")}`);
+  if (columns.some((c) => outcomes[c.id].error !== undefined)) process.exitCode = 1;
 }
 
-function tableRows(pages, results, rss, rssAfterPages) {
-  const rows = [];
-  const ratioRow = (page, reference, referenceName, min) => {
-    const r = results[page.id];
-    const ratio = r.requestsPerSecond / results[reference].requestsPerSecond;
-    const failed = r.failures.length > 0;
-    rows.push({
-      scenario: page.name,
-      rps: r.requestsPerSecond.toFixed(0),
-      p50: ms(r.p50),
-      p99: ms(r.p99),
-      ratio: reference === page.id ? "1.00" : `${ratio.toFixed(2)} × ${referenceName}`,
-      target: min === undefined ? "(reference)" : `≥ ${min.toFixed(2)} × ${referenceName}`,
-      pass: !failed && (min === undefined || ratio >= min),
-      result: failed
-        ? `FAIL: ${r.failures.join(", ")}`
-        : min === undefined
-          ? "ok"
-          : ratio >= min
-            ? "pass"
-            : `MISS (${pct(ratio / min - 1)})`,
-    });
-  };
-  ratioRow(pages[0], "fixed");
-  ratioRow(pages[1], "fixed", "fixed", TARGETS.firstVsFixed);
-  for (const page of pages.slice(2)) ratioRow(page, "first", "first", TARGETS.filteredVsFirst);
-  for (const [id, name] of [
-    ["sync1", `sync, 1 sender (${settings.syncBatchSize}/batch)`],
-    ["sync2", `sync, 2 senders (${settings.syncBatchSize}/batch)`],
-  ]) {
-    const r = results[id];
-    const failed = r.failures.length > 0;
-    const ok = r.recordsPerSecond >= TARGETS.syncRecordsPerSecond;
-    rows.push({
-      scenario: name,
-      rps: r.requestsPerSecond.toFixed(1),
-      p50: ms(r.p50),
-      p99: ms(r.p99),
-      ratio: `${Math.round(r.recordsPerSecond).toLocaleString("en")} records/s`,
-      target: `≥ ${TARGETS.syncRecordsPerSecond.toLocaleString("en")} records/s`,
-      pass: !failed && ok,
-      result: failed
-        ? `FAIL: ${r.failures.join(", ")}`
-        : ok
-          ? "pass"
-          : `MISS (${pct(r.recordsPerSecond / TARGETS.syncRecordsPerSecond - 1)})`,
-    });
+/** What each column's server is, for the configurations shown. */
+function serverNotes(columns) {
+  const notes = [];
+  const single = columns.filter((c) => c.server === "bench").map((c) => c.title);
+  if (single.length > 0) {
+    notes.push(
+      `${single.join(" and ")}: bench/server.mjs, one process that builds its app as \`cribline serve\` does, plus the fixed-page route.`,
+    );
   }
-  const rssOk = rss < TARGETS.peakRssBytes;
-  rows.push({
-    scenario: "server peak RSS (VmHWM)",
-    rps: "",
-    p50: "",
-    p99: "",
-    ratio: `${(rss / 1e6).toFixed(0)} MB (${(rssAfterPages / 1e6).toFixed(0)} MB before sync)`,
-    target: `< ${(TARGETS.peakRssBytes / 1e6).toFixed(0)} MB`,
-    pass: rssOk,
-    result: rssOk ? "pass" : `MISS (${pct(rss / TARGETS.peakRssBytes - 1)})`,
-  });
-  return rows;
+  for (const config of columns.filter((c) => c.server === "cluster")) {
+    const reference = CONFIGURATIONS.find((c) => c.id === config.fixedFrom).title;
+    notes.push(
+      `${config.title}: the real \`cribline serve --workers ${PG_WORKERS}\`, a cluster without the fixed-page route: its first page is compared ` +
+        `with the fixed page of ${reference} (the ceiling of one process); its peak RSS is the sum of its workers' VmHWM ` +
+        `(the primary, which only forks, is not counted).`,
+    );
+  }
+  notes.push("Every server logs at LOG_LEVEL=info to /dev/null (a real server logs every request).");
+  return notes;
+}
+
+/**
+ * The cells of both tables. A cell shows the figure, the ratio it is judged by and pass,
+ * MISS or FAIL (any non-2xx, socket error or timeout); `missed` names every target missed.
+ */
+function tableOf(columns, outcomes) {
+  const rows = [];
+  const latency = [];
+  const missed = [];
+  const problems = [];
+  for (const config of columns) {
+    const outcome = outcomes[config.id];
+    if (outcome.error !== undefined) {
+      problems.push(`ERROR ${config.title}: ${outcome.error}`);
+      missed.push(`${config.title}: not measured`);
+    }
+  }
+  for (const row of ROWS) {
+    const cells = [];
+    const latencyCells = [];
+    for (const config of columns) {
+      const outcome = outcomes[config.id];
+      if (outcome.error !== undefined) {
+        cells.push("error");
+        latencyCells.push("");
+        continue;
+      }
+      const cell = judge(row, config, outcome, outcomes);
+      cells.push(cell.text);
+      const r = outcome.results[row.id];
+      latencyCells.push(r === undefined ? "" : `${ms(r.p50)} / ${ms(r.p99)}`);
+      if (cell.verdict === "MISS" || cell.verdict === "FAIL")
+        missed.push(`${config.title}: ${row.name}${cell.verdict === "FAIL" ? " (FAIL)" : ""}`);
+      if (cell.failures?.length > 0) problems.push(`FAIL ${config.title}, ${row.name}: ${cell.failures.join(", ")}`);
+    }
+    rows.push([row.name, targetText(row, columns), ...cells]);
+    if (row.kind !== "rss") latency.push([row.name, ...latencyCells]);
+  }
+  return { rows, latency, missed, problems };
+}
+
+/** One cell of the main table: { text, verdict, failures }. */
+function judge(row, config, outcome, outcomes) {
+  const targets = TARGETS[config.engine];
+  if (row.kind === "rss") {
+    const { bytes, beforeSync, failures } = outcome.rss;
+    const text = `${mb(bytes)} (${mb(beforeSync)} before sync)${config.server === "cluster" ? `, sum of ${PG_WORKERS} workers` : ""}`;
+    if (failures.length > 0) return { text: `${text} FAIL`, verdict: "FAIL", failures };
+    if (targets.peakRssBytes === undefined) return { text };
+    const verdict = bytes < targets.peakRssBytes ? "pass" : "MISS";
+    return { text: `${text} ${verdict}`, verdict };
+  }
+  const r = outcome.results[row.id];
+  if (r === undefined) return { text: row.id === "fixed" && config.fixedFrom !== undefined ? "(no route: 1-process ref.)" : "" };
+  const figure = row.kind === "sync" ? `${thousands(r.recordsPerSecond)} records/s` : `${thousands(r.requestsPerSecond)} req/s`;
+  if (r.failures.length > 0) return { text: `${figure} FAIL`, verdict: "FAIL", failures: r.failures };
+  if (row.kind === "reference") return { text: figure };
+  if (row.kind === "sync") {
+    const verdict = r.recordsPerSecond >= targets.syncRecordsPerSecond ? "pass" : "MISS";
+    return { text: `${figure} ${verdict}`, verdict };
+  }
+  const source = row.reference === "fixed" && config.fixedFrom !== undefined ? outcomes[config.fixedFrom] : outcome;
+  const reference = source?.results?.[row.reference];
+  if (reference === undefined)
+    return { text: `${figure}, no ${row.reference} page to compare`, verdict: "FAIL", failures: [`no ${row.reference} page`] };
+  const ratio = r.requestsPerSecond / reference.requestsPerSecond;
+  const verdict = ratio >= targets[row.min] ? "pass" : "MISS";
+  return { text: `${figure}, ${ratio.toFixed(2)} ${verdict}`, verdict };
+}
+
+/** The target column: one text when the engines shown agree, each engine's otherwise. */
+function targetText(row, columns) {
+  const shown = [...new Set(columns.map((c) => c.engine))];
+  const per = (format) => {
+    const texts = shown.map((engine) => format(TARGETS[engine]));
+    if (new Set(texts).size === 1) return texts[0];
+    return shown.map((engine, i) => `${texts[i]} (${engine === "sqlite" ? "SQLite" : "PG"})`).join(", ");
+  };
+  switch (row.kind) {
+    case "reference":
+      return "reference";
+    case "ratio":
+      return `${per((t) => `≥ ${t[row.min].toFixed(2)}`)} × ${row.reference}`;
+    case "sync":
+      return `${per((t) => `≥ ${thousands(t.syncRecordsPerSecond)}`)} records/s`;
+    case "rss":
+      return per((t) => (t.peakRssBytes === undefined ? "none" : `< ${mb(t.peakRssBytes)}`));
+  }
+  throw new Error(`unknown row kind ${row.kind}`);
 }
 
 // autocannon's latency histogram has a resolution of 1 ms.
 const ms = (value) => (value === undefined ? "" : value < 1 ? "<1 ms" : `${Math.round(value)} ms`);
-const pct = (fraction) => `${fraction >= 0 ? "+" : ""}${(fraction * 100).toFixed(0)} %`;
+const mb = (bytes) => `${(bytes / 1e6).toFixed(0)} MB`;
+const thousands = (value) => Math.round(value).toLocaleString("en");
 
-function printTable(rows) {
-  const columns = [
-    ["scenario", "scenario"],
-    ["rps", "req/s"],
-    ["p50", "p50"],
-    ["p99", "p99"],
-    ["ratio", "measured"],
-    ["target", "target"],
-    ["result", "result"],
-  ];
-  const widths = columns.map(([key, title]) => Math.max(title.length, ...rows.map((r) => String(r[key]).length)));
-  const right = new Set(["rps", "p50", "p99"]);
-  const line = (cells) =>
-    `| ${cells.map((c, i) => (right.has(columns[i][0]) ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join(" | ")} |`;
-  log(line(columns.map(([, title]) => title)));
-  log(`|${widths.map((w, i) => (right.has(columns[i][0]) ? `${"-".repeat(w + 1)}:` : "-".repeat(w + 2))).join("|")}|`);
-  for (const row of rows) log(line(columns.map(([key]) => String(row[key]))));
+/** A Markdown table: the first `left` columns (names) left-aligned, the others (figures) right-aligned. */
+function printTable(titles, rows, left = 1) {
+  const widths = titles.map((title, i) => Math.max(title.length, ...rows.map((r) => String(r[i]).length)));
+  const cell = (text, i) => (i < left ? String(text).padEnd(widths[i]) : String(text).padStart(widths[i]));
+  log(`| ${titles.map(cell).join(" | ")} |`);
+  log(`|${widths.map((w, i) => (i < left ? "-".repeat(w + 2) : `${"-".repeat(w + 1)}:`)).join("|")}|`);
+  for (const row of rows) log(`| ${row.map(cell).join(" | ")} |`);
 }
 
 await main();

@@ -1,8 +1,9 @@
 /**
  * The server under test, run by bench/run.mjs as a child process so that the load
  * generator does not share its event loop. It builds the app exactly as `cribline serve`
- * does (src/server.ts: open storage, migrate, buildApp) from the same environment
- * (DATABASE_URL, CRIBLINE_CURSOR_SECRET, LOG_LEVEL, PORT, HOST) and adds one route:
+ * does in one process (src/server.ts: open storage, ready the schema, buildApp) from the
+ * same environment (DATABASE_URL, CRIBLINE_CURSOR_SECRET, LOG_LEVEL, PORT, HOST), on SQLite
+ * or PostgreSQL, and adds one route:
  *
  *   GET /bench/fixed-page  a precomputed page of 20 withdrawals, serialised with the
  *                          withdrawals list's response schema, without auth or database:
@@ -18,9 +19,9 @@ import { buildApp } from "../dist/app.js";
 import { withdrawals } from "../dist/collections/registry.js";
 import { toApiRecord } from "../dist/collections/record.js";
 import { loadConfig } from "../dist/platform/config.js";
-import { CursorCodec } from "../dist/platform/cursor.js";
+import { cursorCodecFor } from "../dist/platform/cursor-secret.js";
 import { openStorage } from "../dist/storage/database.js";
-import { migrateToLatest } from "../dist/storage/migrate.js";
+import { ensureSchema } from "../dist/storage/migrate.js";
 import { tuneRuntime } from "../dist/platform/runtime.js";
 
 // The same runtime policy as `cribline serve` (startServer), so the bench measures what ships.
@@ -31,8 +32,10 @@ const config = loadConfig(process.env);
 if (config.cursorSecret === undefined) throw new Error("bench/server.mjs needs CRIBLINE_CURSOR_SECRET (run.mjs sets it)");
 
 const storage = await openStorage(config.database);
-await migrateToLatest(storage);
-const cursors = new CursorCodec(config.cursorSecret);
+// As serve does: SQLite migrates itself; a PostgreSQL schema is only checked (the bench
+// migrated its cache with `cribline migrate`, as an operator would).
+await ensureSchema(storage);
+const cursors = await cursorCodecFor(config, storage);
 const app = await buildApp({ config, storage, cursors });
 
 // The same shape as the withdrawals list's 200 response (src/lists/list.routes.ts, pageSchema).

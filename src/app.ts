@@ -60,7 +60,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       "request",
     );
   });
-  installErrorHandling(app);
+  installErrorHandling(app, (error) => deps.storage.isUnavailable(error));
   // Only JSON bodies: anything else is 415, not a string for the handler to puzzle over.
   app.removeContentTypeParser("text/plain");
 

@@ -5,8 +5,9 @@ import type { Config } from "./platform/config.js";
 import { cursorCodecFor } from "./platform/cursor-secret.js";
 import { tuneRuntime } from "./platform/runtime.js";
 import { openStorage, type Storage } from "./storage/database.js";
-import { migrateToLatest } from "./storage/migrate.js";
-import { seedDemoOnFirstStart } from "./demo/demo.service.js";
+import { ensureSchema } from "./storage/migrate.js";
+import { seedDemoOnFirstStart, type DemoResult } from "./demo/demo.service.js";
+import { DeliveryLoop } from "./webhooks/delivery.js";
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -15,22 +16,45 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(config: Config, print: (line: string) => void = console.log): Promise<RunningServer> {
+/** Tells a newcomer the demo key and a request to try, once, when the demo tenant is made. */
+export function announceDemo(demo: DemoResult, base: string, print: (line: string) => void): void {
+  print(`\nNew database: created the "demo" tenant (${demo.summary}).`);
+  print(`Demo API key (read, sync, admin): ${demo.key}`);
+  print(`Try:\n  curl -s -H "Authorization: Bearer ${demo.key}" "${base}/v1/withdrawals?limit=3"\n`);
+}
+
+export interface StartOptions {
+  print?: (line: string) => void;
+  /** Seed the demo tenant on an empty database (when the config allows it). */
+  seedDemo?: boolean;
+}
+
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  const print = options.print ?? console.log;
   tuneRuntime();
-  const storage = await openStorage(config.database);
-  await migrateToLatest(storage);
-  const demo = config.demoOnFirstStart ? await seedDemoOnFirstStart(storage) : undefined;
-  const app = await buildApp({ config, storage, cursors: await cursorCodecFor(config, storage) });
-  const url = await app.listen({ port: config.port, host: config.host });
-  if (demo !== undefined) {
-    const base = url.replace("127.0.0.1", "localhost");
-    print(`\nNew database: created the "demo" tenant (${demo.summary}).`);
-    print(`Demo API key (read, sync, admin): ${demo.key}`);
-    print(`Try:\n  curl -s -H "Authorization: Bearer ${demo.key}" "${base}/v1/withdrawals?limit=3"\n`);
+  // Until the app's logger exists, a lost idle connection is reported on stderr.
+  let onBackgroundError = (err: Error): void => void process.stderr.write(`cribline: database connection lost: ${err.message}\n`);
+  const storage = await openStorage(config.database, { onBackgroundError: (err) => onBackgroundError(err) });
+  try {
+    await ensureSchema(storage);
+  } catch (error) {
+    await storage.close();
+    throw error;
   }
+  const demo = config.demoOnFirstStart && options.seedDemo !== false ? await seedDemoOnFirstStart(storage) : undefined;
+  const app = await buildApp({ config, storage, cursors: await cursorCodecFor(config, storage) });
+  onBackgroundError = (err) => app.log.warn({ err }, "database connection lost; it is reopened on the next query");
+  const url = await app.listen({ port: config.port, host: config.host });
+  if (demo !== undefined) announceDemo(demo, url.replace("127.0.0.1", "localhost"), print);
   print(`cribline listening on ${url} (API reference: ${url}/docs)`);
+  // Every process sends webhooks; leases keep two from sending one attempt (webhooks/delivery.ts).
+  const deliveries = new DeliveryLoop(storage.db, { allowPrivate: config.webhooksAllowPrivate }, (err) =>
+    app.log.error({ err }, "webhook delivery failed"),
+  );
+  deliveries.start();
   let closing: Promise<void> | undefined;
-  const close = () => (closing ??= app.close().then(() => storage.close()));
+  // Requests in flight and attempts in flight finish first; then the database closes.
+  const close = () => (closing ??= Promise.all([app.close(), deliveries.stop()]).then(() => storage.close()));
   return { app, storage, url, close };
 }
 
@@ -39,7 +63,7 @@ export async function startServer(config: Config, print: (line: string) => void 
  * The handlers are installed before anything starts: a signal during start-up (migrations,
  * demo seeding) lets the start finish its transaction, then closes cleanly.
  */
-export async function serveForever(config: Config): Promise<void> {
+export async function serveForever(config: Config, options: StartOptions = {}): Promise<void> {
   const state: { server?: RunningServer; stopping?: string } = {};
   const stop = async () => {
     try {
@@ -60,6 +84,6 @@ export async function serveForever(config: Config): Promise<void> {
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
-  state.server = await startServer(config);
+  state.server = await startServer(config, options);
   if (state.stopping !== undefined) await stop();
 }

@@ -1,12 +1,17 @@
 /**
- * The `cribline` command line, run as the real executable against a fresh SQLite file per
+ * The `cribline` command line, run as the real executable against a fresh database per
  * test (decisions section 8): migrate, tenants, keys, import, demo and serve.
  */
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "kysely";
+import { parseDatabaseUrl } from "../src/platform/config.js";
+import { openStorage } from "../src/storage/database.js";
+import { Webhook } from "standardwebhooks";
+import { findTenantBySlug } from "../src/tenants/tenant.repository.js";
+import { insertEndpoint } from "../src/webhooks/endpoint.repository.js";
 import { withdrawal } from "./support/factories.js";
+import { Receiver } from "./support/receiver.js";
 import { httpGet, lastLine, readAllOver, useCliWorkspace, type CliResult } from "./support/cli.js";
 
 const workspace = useCliWorkspace();
@@ -51,8 +56,8 @@ function importCounts(stdout: string): { created: number; updated: number; uncha
   return { created: count("created"), updated: count("updated"), unchanged: count("unchanged") };
 }
 
-async function waitFor(condition: () => boolean, timeoutMs = 30_000): Promise<void> {
-  for (const start = Date.now(); !condition(); await sleep(5)) {
+async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  for (const start = Date.now(); !(await condition()); await sleep(5)) {
     if (Date.now() - start > timeoutMs) throw new Error("condition not met in time");
   }
 }
@@ -77,6 +82,20 @@ describe("cribline migrate", () => {
     const first = expectSuccess(await workspace().run(["migrate"]));
     expect(first.stdout).toMatch(/up to date/);
     expectSuccess(await workspace().run(["migrate"]));
+  });
+  it.each([["serve"], ["migrate"], ["keys", "list"]])("%s refuses a database that a newer cribline has migrated", async (...args) => {
+    expectSuccess(await workspace().run(["migrate"]));
+    const storage = await openStorage(parseDatabaseUrl(workspace().env.DATABASE_URL!));
+    try {
+      await sql`insert into kysely_migration (name, timestamp) values ('9999-from-the-future', '2030-01-01T00:00:00.000Z')`.execute(
+        storage.db,
+      );
+    } finally {
+      await storage.close();
+    }
+    const result = await workspace().run(args);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/schema is newer than this cribline \(it has 9999-from-the-future/);
   });
 });
 
@@ -243,6 +262,68 @@ describe("cribline demo", () => {
   });
 });
 
+describe("cribline serve sends webhooks", () => {
+  const receiver = new Receiver();
+  beforeAll(() => receiver.open());
+  afterAll(() => receiver.close());
+
+  /** A tenant with a sync key and an endpoint on the receiver (added in storage: no API yet). */
+  async function tenantWithEndpoint(): Promise<{ key: string; secret: string }> {
+    await createTenant("acme");
+    const key = await createKey("acme", "sync");
+    const storage = await openStorage(parseDatabaseUrl(workspace().env.DATABASE_URL!));
+    try {
+      const tenant = (await findTenantBySlug(storage.db, "acme"))!;
+      const endpoint = await insertEndpoint(storage.db, tenant.id, receiver.url, ["withdrawal.created"], Date.now());
+      return { key, secret: endpoint.secret };
+    } finally {
+      await storage.close();
+    }
+  }
+
+  async function syncOne(base: string, key: string): Promise<string> {
+    const record = withdrawal();
+    const response = await fetch(`${base}/v1/sync/withdrawals`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ data: [record] }),
+    });
+    expect(response.status).toBe(200);
+    return record.id as string;
+  }
+
+  it("delivers a synced record to a loopback endpoint when CRIBLINE_WEBHOOKS_ALLOW_PRIVATE allows it", { timeout: SLOW }, async () => {
+    receiver.received.length = 0;
+    const { key, secret } = await tenantWithEndpoint();
+    const server = await workspace().serve({ CRIBLINE_WEBHOOKS_ALLOW_PRIVATE: "true" });
+    const id = await syncOne(server.url, key);
+    await waitFor(() => receiver.received.length > 0, 10_000);
+    const { headers, body } = receiver.received[0]!;
+    const verified = new Webhook(secret).verify(body, headers as Record<string, string>) as { type: string; data: { id: string } };
+    expect(verified).toMatchObject({ type: "withdrawal.created", data: { id } });
+    expect(await server.stop("SIGTERM")).toEqual({ code: 0, signal: null });
+  });
+
+  it("refuses a loopback endpoint by default, and sends it nothing", { timeout: SLOW }, async () => {
+    receiver.received.length = 0;
+    const { key } = await tenantWithEndpoint();
+    const server = await workspace().serve();
+    await syncOne(server.url, key);
+    const storage = await openStorage(parseDatabaseUrl(workspace().env.DATABASE_URL!));
+    try {
+      let errors: (string | null)[] = [];
+      await waitFor(async () => {
+        errors = (await storage.db.selectFrom("webhook_attempts").select("error").execute()).map((a) => a.error);
+        return errors.length > 0;
+      }, 10_000);
+      expect(errors[0]).toMatch(/^refused: 127\.0\.0\.1 is a private address/);
+    } finally {
+      await storage.close();
+    }
+    expect(receiver.received).toHaveLength(0);
+  });
+});
+
 describe("cribline serve", () => {
   it("on a new database, creates the demo tenant once and prints a key and a curl line that works", { timeout: SLOW }, async () => {
     const first = await workspace().serve({ CRIBLINE_DEMO: undefined });
@@ -274,7 +355,7 @@ describe("cribline serve", () => {
   it("still gives a working demo key after a first start stopped while it creates the demo data", { timeout: SLOW }, async () => {
     // Ctrl-C or a supervisor's SIGTERM during the first start (the demo data takes about a second).
     const first = await workspace().launch({ CRIBLINE_DEMO: undefined });
-    await waitFor(() => existsSync(join(workspace().dir, "c.db")));
+    await waitFor(() => workspace().writerStarted());
     await sleep(300);
     await first.stop("SIGTERM");
 
@@ -310,6 +391,18 @@ describe("cribline serve", () => {
       const server = await workspace().serve();
       expect(await server.stop("SIGTERM"), `start ${attempt}: ${server.stderr()}`).toEqual({ code: 0, signal: null });
     }
+  });
+
+  it("refuses --workers above 1 on SQLite, which one process serves", async () => {
+    const result = await workspace().run(["serve", "--workers", "2"], { DATABASE_URL: `sqlite:${workspace().dir}/w.db` });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/--workers above 1 needs PostgreSQL/);
+  });
+
+  it.each(["0", "two", "1.5", "-1"])("refuses --workers %s", async (workers) => {
+    const result = await workspace().run(["serve", "--workers", workers]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/--workers.*whole number from 1/);
   });
 
   it.each([["serve"], ["migrate"]])("%s refuses a DATABASE_URL it does not support, with a clear message", async (command) => {

@@ -6,9 +6,9 @@ import { loadConfig, type Config } from "../platform/config.js";
 import { CursorCodec } from "../platform/cursor.js";
 import { parseScopes, KEY_PREFIX, keyIdOf } from "../platform/keys.js";
 import { openStorage, type Storage } from "../storage/database.js";
-import { migrateToLatest } from "../storage/migrate.js";
+import { ensureSchema, migrateToLatest } from "../storage/migrate.js";
 import { seedDemo } from "../demo/demo.service.js";
-import { serveForever } from "../server.js";
+import { serve } from "../workers.js";
 import { findTenantBySlug, listKeys, revokeKey } from "../tenants/tenant.repository.js";
 import { createTenant, issueKey } from "../tenants/tenant.service.js";
 import { importNdjson } from "./import.js";
@@ -20,15 +20,20 @@ function err(line: string): void {
   process.stderr.write(`${line}\n`);
 }
 
-/** Opens the configured database, brings it up to date, runs `work`, and closes it. */
+/** Opens the configured database, readies its schema (see ensureSchema), runs `work`, and closes it. */
 async function withStorage<T>(config: Config, work: (storage: Storage) => Promise<T>): Promise<T> {
   const storage = await openStorage(config.database);
   try {
-    await migrateToLatest(storage);
+    await ensureSchema(storage);
     return await work(storage);
   } finally {
     await storage.close();
   }
+}
+
+function wholeNumber(raw: string): number {
+  if (!/^[1-9]\d{0,3}$/.test(raw)) throw new InvalidArgumentError("must be a whole number from 1 to 9999");
+  return Number(raw);
 }
 
 function positiveNumber(raw: string): number {
@@ -43,12 +48,23 @@ export function buildCli(config: () => Config): Command {
   program
     .command("serve")
     .description("start the HTTP API")
-    .action(async () => serveForever(config()));
+    .option("--workers <n>", "processes serving one port (PostgreSQL only; default: one per core there, 1 on SQLite)", wholeNumber)
+    .action(async (options: { workers?: number }) => serve(config(), options.workers));
 
   program
     .command("migrate")
-    .description("bring the database schema up to date")
-    .action(async () => withStorage(config(), async () => out("database schema is up to date")));
+    .description("bring the database schema up to date (on PostgreSQL, run it once per release before serve)")
+    .action(async () => {
+      const { database } = config();
+      // A schema change may build an index over millions of rows: no statement time limit.
+      const storage = await openStorage(database.engine === "postgres" ? { ...database, statementTimeoutMs: 0 } : database);
+      try {
+        const applied = await migrateToLatest(storage);
+        out(applied.length === 0 ? "database schema is up to date" : `applied ${applied.join(", ")}; database schema is up to date`);
+      } finally {
+        await storage.close();
+      }
+    });
 
   const tenants = program.command("tenants").description("manage tenants");
   tenants

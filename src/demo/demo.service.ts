@@ -2,11 +2,12 @@
  * The demo tenant: a year of realistic activity, written with its historical `createdAt`
  * (as if it had been synced over that year), so paging, windows and late syncs all show.
  */
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import { COLLECTIONS } from "../collections/registry.js";
 import { newRowValues, toStoredContent } from "../collections/record.js";
 import { insertRows } from "../sync/sync.repository.js";
 import type { Storage } from "../storage/database.js";
+import { serializeWriters } from "../storage/engine.js";
 import type { Schema } from "../storage/schema.js";
 import { countTenants } from "../tenants/tenant.repository.js";
 import { createTenant, issueKey } from "../tenants/tenant.service.js";
@@ -27,28 +28,38 @@ export async function seedDemo(
   db: Kysely<Schema>,
   options: { slug: string; scale: number; now?: number; progress?: (line: string) => void },
 ): Promise<DemoResult> {
+  return db.transaction().execute(async (trx) => seedIn(trx, options));
+}
+
+async function seedIn(
+  trx: Transaction<Schema>,
+  options: { slug: string; scale: number; now?: number; progress?: (line: string) => void },
+): Promise<DemoResult> {
   const data = generateDemoData({ now: options.now ?? Date.now(), scale: options.scale });
-  return db.transaction().execute(async (trx) => {
-    const tenantId = await createTenant(trx, options.slug);
-    const counts: string[] = [];
-    for (const collection of COLLECTIONS) {
-      const items = data[collection.name];
-      for (let i = 0; i < items.length; i += ROWS_PER_INSERT) {
-        const rows = items
-          .slice(i, i + ROWS_PER_INSERT)
-          .map(({ record, createdAt }) => newRowValues(toStoredContent(collection, record), tenantId, createdAt));
-        await insertRows(trx, collection, rows);
-      }
-      counts.push(`${items.length} ${collection.name}`);
-      options.progress?.(`demo: ${items.length} ${collection.name}`);
+  const tenantId = await createTenant(trx, options.slug);
+  const counts: string[] = [];
+  for (const collection of COLLECTIONS) {
+    const items = data[collection.name];
+    for (let i = 0; i < items.length; i += ROWS_PER_INSERT) {
+      const rows = items
+        .slice(i, i + ROWS_PER_INSERT)
+        .map(({ record, createdAt }) => newRowValues(toStoredContent(collection, record), tenantId, createdAt));
+      await insertRows(trx, collection, rows);
     }
-    const { key } = await issueKey(trx, options.slug, ["read", "sync", "admin"]);
-    return { key, summary: counts.join(", ") };
-  });
+    counts.push(`${items.length} ${collection.name}`);
+    options.progress?.(`demo: ${items.length} ${collection.name}`);
+  }
+  const { key } = await issueKey(trx, options.slug, ["read", "sync", "admin"]);
+  return { key, summary: counts.join(", ") };
 }
 
 /** On the first start of an empty database, creates the demo tenant; otherwise nothing. */
 export async function seedDemoOnFirstStart(storage: Storage): Promise<DemoResult | undefined> {
   if ((await countTenants(storage.db)) > 0) return undefined;
-  return seedDemo(storage.db, { slug: "demo", scale: 1 });
+  // Processes starting together on one new database: one seeds, the others see its tenant.
+  return storage.db.transaction().execute(async (trx) => {
+    await serializeWriters(trx, "demo-seed", 0);
+    if ((await countTenants(trx)) > 0) return undefined;
+    return seedIn(trx, { slug: "demo", scale: 1 });
+  });
 }

@@ -8,6 +8,7 @@ import { sql, type CompiledQuery, type Kysely, type SelectQueryBuilder } from "k
 import { RELATION_COLUMNS, RELATIONS, type Collection } from "../collections/define.js";
 import { prefixEnd, sortKey } from "../collections/sort-key.js";
 import type { CursorPosition } from "../platform/cursor.js";
+import { engineOf } from "../storage/engine.js";
 import { QueryTemplates } from "../storage/query-template.js";
 import type { RecordRow, Schema } from "../storage/schema.js";
 import type { ListQuery } from "./list.query.js";
@@ -36,7 +37,10 @@ export function positionOf(row: ListRow, order: ListOrder): CursorPosition {
 }
 
 /** All record tables share one shape, so queries type the table as one of them. */
+export type FilteredQuery = SelectQueryBuilder<Schema, "withdrawals", object>;
 export type PageQuery = SelectQueryBuilder<Schema, "withdrawals", ListRow>;
+
+export const LIST_COLUMNS = ["id", "created_at", "updated_at", "name_key", "code_key", "body"] as const;
 /** The slots a page query is built from: see `pageValues` for their names. */
 export type Slots = Record<string, any>;
 
@@ -83,27 +87,29 @@ function buildPage(db: Kysely<Schema>, collection: Collection, order: ListOrder,
   const o = ORDERS[order];
   const page = (q: PageQuery) => q.orderBy(o.column, o.direction).orderBy("id", o.direction).limit(sql.lit(take));
   const base = (withCursor: boolean) => filtered(db, collection, order, s, withCursor);
-  if (s.since === undefined && s.until === undefined) return page(base(true));
+  if (s.since === undefined && s.until === undefined) return page(base(true).select(LIST_COLUMNS));
   if (order !== "created") {
-    let q = base(true);
+    let q = base(true).select(LIST_COLUMNS);
     if (s.since !== undefined) q = q.where("event_at", ">=", s.since);
     if (s.until !== undefined) q = q.where("event_at", "<=", s.until);
     return page(q);
   }
-  // One compound query: the merge reads arm A in index order and stops when the page is full.
-  return onTimeArm(base(upper === "cursor"), s, upper)
-    .unionAll(lateArm(base(false), s))
-    .orderBy("created_at", "desc")
-    .orderBy("id", "desc")
-    .limit(sql.lit(take));
+  // One compound query: arm A's page by an index range in order, arm B's few rows, and the
+  // first `take` of both. SQLite merges the arms and stops reading arm A when the page is
+  // full; PostgreSQL plans a UNION ALL as a sort of both arms whole, so there arm A is a
+  // subquery with its own order and limit.
+  const onTime = onTimeArm(base(upper === "cursor").select(LIST_COLUMNS), s, upper);
+  const late = lateArm(base(false), s);
+  const arms: PageQuery =
+    engineOf(db) === "postgres"
+      ? (db.selectFrom(page(onTime).as("on_time")).selectAll().unionAll(late) as unknown as PageQuery)
+      : onTime.unionAll(late);
+  return arms.orderBy("created_at", "desc").orderBy("id", "desc").limit(sql.lit(take));
 }
 
 /** Every filter but the time window, and (when asked) the keyset condition. */
-function filtered(db: Kysely<Schema>, collection: Collection, order: ListOrder, s: Slots, withCursor: boolean): PageQuery {
-  let q = db
-    .selectFrom(collection.table as "withdrawals")
-    .select(["id", "created_at", "updated_at", "name_key", "code_key", "body"])
-    .where("tenant_id", "=", s.tenantId);
+function filtered(db: Kysely<Schema>, collection: Collection, order: ListOrder, s: Slots, withCursor: boolean): FilteredQuery {
+  let q = db.selectFrom(collection.table as "withdrawals").where("tenant_id", "=", s.tenantId);
   if (s.nameLow !== undefined) q = q.where("name_key", ">=", s.nameLow);
   if (s.nameHigh !== undefined) q = q.where("name_key", "<", s.nameHigh);
   if (s.codeLow !== undefined) q = q.where("code_key", ">=", s.codeLow);

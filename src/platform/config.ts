@@ -19,6 +19,8 @@ export interface Config {
   readonly logLevel: LogLevel;
   /** Largest sync request body, in bytes. */
   readonly syncBodyLimit: number;
+  /** Let webhooks go to loopback and private addresses (local development and tests only). */
+  readonly webhooksAllowPrivate: boolean;
 }
 
 export class ConfigError extends Error {
@@ -81,5 +83,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     demoOnFirstStart: flag(env, "CRIBLINE_DEMO", true),
     logLevel,
     syncBodyLimit: integer(env, "CRIBLINE_SYNC_BODY_LIMIT", 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+    webhooksAllowPrivate: flag(env, "CRIBLINE_WEBHOOKS_ALLOW_PRIVATE", false),
   });
 }

@@ -50,9 +50,18 @@ export function methodNotAllowed(allow: string, detail: string) {
   };
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
+/**
+ * `unavailable` tells errors of a database that is out of reach for now (down, cut off, busy,
+ * a statement over its time limit) from bugs: those are a 503 the client may retry.
+ */
+export function installErrorHandling(app: FastifyInstance, unavailable: (error: unknown) => boolean): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const known = error instanceof ApiError ? error : fromFramework(error);
+    const known =
+      error instanceof ApiError
+        ? error
+        : unavailable(error)
+          ? new ApiError("service_unavailable", "the database is not available right now; retry shortly", {}, { "retry-after": "1" })
+          : fromFramework(error);
     if (known !== undefined) {
       if (known.status >= 500) request.log.error({ err: error }, "request failed");
       return sendProblem(reply, known);

@@ -1,5 +1,5 @@
 /** What differs between the storage engines, stated once as data. */
-import { sql, type ColumnDataType, type RawBuilder } from "kysely";
+import { PostgresAdapter, sql, type ColumnDataType, type Kysely, type RawBuilder } from "kysely";
 
 export type Engine = "sqlite" | "postgres";
 
@@ -8,13 +8,33 @@ export interface EngineTraits {
   serialType: ColumnDataType;
   /** Column type of milliseconds since the epoch. */
   millisType: ColumnDataType;
-  /** Column type of a text key compared in code-point order. */
+  /** Column type of text compared in code-point order (sort keys, and ids, which break ties). */
   sortKeyType: RawBuilder<unknown>;
 }
 
 export const ENGINE_TRAITS: Record<Engine, EngineTraits> = {
   // SQLite's default BINARY collation compares UTF-8 bytes: code-point order.
   sqlite: { serialType: "integer", millisType: "integer", sortKeyType: sql`text` },
-  // PostgreSQL's "C" collation compares bytes too, and keeps text indexes usable for ranges.
+  // PostgreSQL's "C" collation compares bytes too, whatever the database's default collation
+  // (often a linguistic one), and keeps text indexes usable for ranges.
   postgres: { serialType: "serial", millisType: "bigint", sortKeyType: sql`text collate "C"` },
 };
+
+/** The engine a Kysely instance (or one of its transactions) talks to. */
+export function engineOf(db: Kysely<any>): Engine {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? "postgres" : "sqlite";
+}
+
+/**
+ * Makes the writers of one thing (a tenant's list, the demo seed) take turns until the
+ * calling transaction ends; call it first in the transaction. PostgreSQL takes a
+ * transaction-scoped advisory lock, which holds across every process on the database.
+ * SQLite has one writer at a time, but a transaction that reads first and writes later
+ * fails (SQLITE_BUSY_SNAPSHOT, no waiting) when another connection, such as an `import`
+ * beside `serve`, wrote in between: a write that changes nothing takes the write lock up
+ * front, waiting for it as long as busy_timeout allows.
+ */
+export async function serializeWriters(trx: Kysely<any>, name: string, id: number): Promise<void> {
+  if (engineOf(trx) === "postgres") await sql`select pg_advisory_xact_lock(hashtext(${name}), ${id}::int4)`.execute(trx);
+  else await sql`update settings set name = name where 0`.execute(trx);
+}

@@ -1,12 +1,13 @@
 /** Migrations for both engines from one place, run by `cribline migrate` and at `serve`. */
-import { Migrator, type Migration, type MigrationProvider } from "kysely";
+import { DEFAULT_MIGRATION_TABLE, Migrator, sql, type Migration, type MigrationProvider } from "kysely";
 import type { Storage } from "./database.js";
 import { initialMigration } from "./migrations/0001-initial.js";
+import { webhooksMigration } from "./migrations/0002-webhooks.js";
 
 function provider(storage: Storage): MigrationProvider {
   return {
     async getMigrations(): Promise<Record<string, Migration>> {
-      return { "0001-initial": initialMigration(storage.engine) };
+      return { "0001-initial": initialMigration(storage.engine), "0002-webhooks": webhooksMigration(storage.engine) };
     },
   };
 }
@@ -15,12 +16,54 @@ export class MigrationError extends Error {
   override name = "MigrationError";
 }
 
+/**
+ * Refuses a database that a newer cribline has migrated: this version would run on a schema
+ * it does not know.
+ */
+async function refuseNewerSchema(storage: Storage): Promise<void> {
+  const known = new Set(Object.keys(await provider(storage).getMigrations()));
+  let applied: string[];
+  try {
+    const rows = await sql<{ name: string }>`select name from ${sql.table(DEFAULT_MIGRATION_TABLE)}`.execute(storage.db);
+    applied = rows.rows.map((r) => r.name);
+  } catch {
+    return; // no migration table yet: a new database
+  }
+  const unknown = applied.filter((name) => !known.has(name));
+  if (unknown.length > 0) {
+    throw new MigrationError(
+      `the database schema is newer than this cribline (it has ${unknown.join(", ")}, which this version does not know): run a cribline at least as new as the one that migrated it`,
+    );
+  }
+}
+
 /** Brings the schema up to date; returns the names of the migrations it applied. */
 export async function migrateToLatest(storage: Storage): Promise<string[]> {
+  await refuseNewerSchema(storage);
   const migrator = new Migrator({ db: storage.db, provider: provider(storage) });
   const { error, results = [] } = await migrator.migrateToLatest();
   if (error !== undefined) {
     throw new MigrationError(`migration failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   return results.filter((r) => r.status === "Success").map((r) => r.migrationName);
+}
+
+/** Fails unless every migration this build knows has run, and no other one has. */
+export async function checkSchema(storage: Storage): Promise<void> {
+  await refuseNewerSchema(storage);
+  const migrator = new Migrator({ db: storage.db, provider: provider(storage) });
+  const missing = (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
+  if (missing.length > 0) {
+    throw new MigrationError(`the database schema is not up to date (missing ${missing.join(", ")}): run \`cribline migrate\` first`);
+  }
+}
+
+/**
+ * Readies the schema before a command uses it. The embedded database migrates itself; a
+ * PostgreSQL database is shared by many processes, so migrating it is the operator's step
+ * (`cribline migrate`, once per release) and every other command checks that it was taken.
+ */
+export async function ensureSchema(storage: Storage): Promise<void> {
+  if (storage.engine === "sqlite") await migrateToLatest(storage);
+  else await checkSchema(storage);
 }

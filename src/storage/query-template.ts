@@ -79,6 +79,22 @@ export function fixedChunks<T>(items: readonly T[]): T[][] {
   return out;
 }
 
+const inserts = new QueryTemplates<never>();
+
+/**
+ * Inserts rows given as their values in `columns` order, as few statements of fixed shapes
+ * (see fixedChunks).
+ */
+export async function insertMany(db: Kysely<any>, table: string, columns: readonly string[], rows: readonly unknown[][]): Promise<void> {
+  const width = columns.length;
+  for (const part of fixedChunks(rows)) {
+    const query = inserts.fill(db, `${table}:insert:${part.length}`, part.flat(), (s) =>
+      db.insertInto(table).values(part.map((_, r) => Object.fromEntries(columns.map((column, c) => [column, s[r * width + c]])))),
+    );
+    await db.executeQuery(query);
+  }
+}
+
 function slotName(parameter: unknown, shape: string): string {
   if (!(parameter instanceof Slot)) throw new Error(`template ${shape} has a value that is not a slot: ${String(parameter)}`);
   return parameter.name;

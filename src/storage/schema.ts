@@ -67,6 +67,54 @@ export const RECORD_COLUMNS = [
   "body",
 ] as const satisfies readonly (keyof RecordTable)[];
 
+export interface WebhookEndpointTable {
+  tenant_id: number;
+  id: string;
+  url: string;
+  /** Event types, space-separated. */
+  events: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: number | null;
+  disabled_at: number | null;
+  disabled_reason: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookMessageTable {
+  tenant_id: number;
+  id: string;
+  type: string;
+  created_at: number;
+  payload: string;
+}
+
+export interface WebhookDeliveryTable {
+  tenant_id: number;
+  id: string;
+  endpoint_id: string;
+  message_id: string;
+  status: "pending" | "succeeded" | "failed";
+  attempts: number;
+  next_attempt_at: number | null;
+  lease_until: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookAttemptTable {
+  tenant_id: number;
+  id: string;
+  delivery_id: string;
+  endpoint_id: string;
+  attempted_at: number;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  next_attempt_at: number | null;
+}
+
 export interface Schema {
   tenants: TenantTable;
   api_keys: ApiKeyTable;
@@ -80,4 +128,8 @@ export interface Schema {
   sectors: RecordTable;
   products: RecordTable;
   devices: RecordTable;
+  webhook_endpoints: WebhookEndpointTable;
+  webhook_messages: WebhookMessageTable;
+  webhook_deliveries: WebhookDeliveryTable;
+  webhook_attempts: WebhookAttemptTable;
 }

@@ -52,6 +52,8 @@ export function openSqliteStorage(path: string): Storage {
     async ping() {
       await sql`select 1`.execute(db);
     },
+    // Another connection (an import beside serve) held the write lock beyond busy_timeout.
+    isUnavailable: (error) => error instanceof SqliteDatabase.SqliteError && error.code.startsWith("SQLITE_BUSY"),
     async close() {
       clearInterval(optimizer);
       raw.pragma("optimize");

@@ -5,8 +5,10 @@
 import type { Kysely, Transaction } from "kysely";
 import type { Collection } from "../collections/define.js";
 import { newRowValues, type StoredContent } from "../collections/record.js";
-import { fixedChunks, QueryTemplates } from "../storage/query-template.js";
+import { serializeWriters } from "../storage/engine.js";
+import { fixedChunks, insertMany, QueryTemplates } from "../storage/query-template.js";
 import { RECORD_COLUMNS, type Schema } from "../storage/schema.js";
+import { recordMessages } from "../webhooks/outbox.js";
 
 export interface BatchOutcome {
   created: StoredContent[];
@@ -16,7 +18,7 @@ export interface BatchOutcome {
   conflicts: string[];
 }
 
-const bodyQueries = new QueryTemplates<{ id: string; body: string }>();
+const bodyQueries = new QueryTemplates<{ id: string; body: string; created_at: number }>();
 const latestQueries = new QueryTemplates<{ latest: number | string | null }>();
 
 /** The newest createdAt of a tenant's collection (one index probe). */
@@ -30,15 +32,15 @@ async function latestCreatedAt(trx: Transaction<Schema>, table: "withdrawals", t
   const latest = (await trx.executeQuery(query)).rows[0]?.latest;
   return latest === null || latest === undefined ? undefined : Number(latest);
 }
-const inserts = new QueryTemplates<never>();
 
+/** What is stored of these ids: each one's body, and when it was first stored. */
 async function storedBodies(trx: Transaction<Schema>, table: "withdrawals", tenantId: number, ids: string[]) {
-  const bodies = new Map<string, string>();
+  const bodies = new Map<string, { body: string; createdAt: number }>();
   for (const part of fixedChunks(ids)) {
     const query = bodyQueries.fill(trx, `${table}:bodies:${part.length}`, [tenantId, ...part], (s) =>
       trx
         .selectFrom(table)
-        .select(["id", "body"])
+        .select(["id", "body", "created_at"])
         .where("tenant_id", "=", s[0])
         .where(
           "id",
@@ -46,29 +48,16 @@ async function storedBodies(trx: Transaction<Schema>, table: "withdrawals", tena
           part.map((_, i) => s[i + 1]),
         ),
     );
-    for (const row of (await trx.executeQuery(query)).rows) bodies.set(row.id, row.body);
+    for (const row of (await trx.executeQuery(query)).rows) bodies.set(row.id, { body: row.body, createdAt: row.created_at });
   }
   return bodies;
 }
 
 /** Inserts rows given as their values in RECORD_COLUMNS order (see newRowValues). */
 export async function insertRows(trx: Transaction<Schema>, collection: Collection, rows: unknown[][]): Promise<void> {
-  const table = collection.table as "withdrawals";
-  const width = RECORD_COLUMNS.length;
-  for (const part of fixedChunks(rows)) {
-    const query = inserts.fill(trx, `${table}:insert:${part.length}`, part.flat(), (s) =>
-      trx
-        .insertInto(table)
-        .values(part.map((_, r) => Object.fromEntries(RECORD_COLUMNS.map((column, c) => [column, s[r * width + c]])) as never)),
-    );
-    await trx.executeQuery(query);
-  }
+  await insertMany(trx, collection.table as "withdrawals", RECORD_COLUMNS, rows);
 }
 
-/**
- * `clock` gives createdAt/updatedAt; it is read inside the transaction, as late as possible,
- * so a reader paging newest-first meets rows in the order they became visible.
- */
 export async function writeBatch(
   db: Kysely<Schema>,
   collection: Collection,
@@ -76,42 +65,69 @@ export async function writeBatch(
   contents: StoredContent[],
   clock: () => number = Date.now,
 ): Promise<BatchOutcome> {
+  return db.transaction().execute(async (trx) => writeBatchIn(trx, collection, tenantId, contents, clock));
+}
+
+/**
+ * Writes a batch inside the caller's transaction, which must not have run anything else yet.
+ * `clock` gives createdAt/updatedAt; it is read as late as possible, so a reader paging
+ * newest-first meets rows in the order they became visible.
+ */
+export async function writeBatchIn(
+  trx: Transaction<Schema>,
+  collection: Collection,
+  tenantId: number,
+  contents: StoredContent[],
+  clock: () => number = Date.now,
+): Promise<BatchOutcome> {
   // All record tables share one shape; see RecordTable.
   const table = collection.table as "withdrawals";
-  return db.transaction().execute(async (trx) => {
-    const stored = await storedBodies(
-      trx,
-      table,
-      tenantId,
-      contents.map((c) => c.id),
-    );
-    const outcome: BatchOutcome = { created: [], updated: [], unchanged: 0, conflicts: [] };
-    for (const content of contents) {
-      const body = stored.get(content.id);
-      if (body === undefined) outcome.created.push(content);
-      else if (body === content.body) outcome.unchanged += 1;
-      else if (collection.kind === "transaction") outcome.conflicts.push(content.id);
-      else outcome.updated.push(content);
-    }
-    if (outcome.conflicts.length > 0) return outcome;
-    // Strictly later than every earlier batch of this list, even if the clock stepped back:
-    // a client polling newest-first that stops at the last record it saw misses nothing.
-    const latest = await latestCreatedAt(trx, table, tenantId);
-    const now = latest === undefined ? clock() : Math.max(clock(), latest + 1);
-    await insertRows(
-      trx,
-      collection,
-      outcome.created.map((c) => newRowValues(c, tenantId, now)),
-    );
-    for (const content of outcome.updated) {
-      const { id, ...columns } = content;
-      await trx
-        .updateTable(table)
-        .set({ ...columns, updated_at: now })
-        .where("tenant_id", "=", tenantId)
-        .where("id", "=", id)
-        .execute();
-    }
-    return outcome;
-  });
+  // Batches of one tenant's list take turns, in every process: the read-then-write below
+  // sees every earlier batch, and createdAt rises in the order batches commit.
+  await serializeWriters(trx, table, tenantId);
+  const stored = await storedBodies(
+    trx,
+    table,
+    tenantId,
+    contents.map((c) => c.id),
+  );
+  const outcome: BatchOutcome = { created: [], updated: [], unchanged: 0, conflicts: [] };
+  for (const content of contents) {
+    const body = stored.get(content.id)?.body;
+    if (body === undefined) outcome.created.push(content);
+    else if (body === content.body) outcome.unchanged += 1;
+    else if (collection.kind === "transaction") outcome.conflicts.push(content.id);
+    else outcome.updated.push(content);
+  }
+  if (outcome.conflicts.length > 0) return outcome;
+  // Strictly later than every earlier batch of this list, even if the clock stepped back:
+  // a client polling newest-first that stops at the last record it saw misses nothing.
+  const latest = await latestCreatedAt(trx, table, tenantId);
+  const now = latest === undefined ? clock() : Math.max(clock(), latest + 1);
+  await insertRows(
+    trx,
+    collection,
+    outcome.created.map((c) => newRowValues(c, tenantId, now)),
+  );
+  for (const content of outcome.updated) {
+    const { id, ...columns } = content;
+    await trx
+      .updateTable(table)
+      .set({ ...columns, updated_at: now })
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", id)
+      .execute();
+  }
+  // Announced in the same transaction: an acknowledged change is never left unannounced.
+  await recordMessages(
+    trx,
+    collection,
+    tenantId,
+    [
+      ...outcome.created.map((content) => ({ change: "created" as const, content, createdAt: now })),
+      ...outcome.updated.map((content) => ({ change: "updated" as const, content, createdAt: stored.get(content.id)!.createdAt })),
+    ],
+    now,
+  );
+  return outcome;
 }

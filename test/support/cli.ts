@@ -3,12 +3,12 @@
  * process, each test in its own temporary directory with its own SQLite file.
  */
 import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeAll, beforeEach } from "vitest";
+import { createTestDatabase, ENGINE, writerStarted, type TestDatabase } from "./databases.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const BIN = join(ROOT, "bin", "cribline");
@@ -27,6 +27,7 @@ export interface ServeProcess {
   /** Base URL, as the process printed it. */
   url: string;
   port: number;
+  pid: number;
   stdout(): string;
   stderr(): string;
   /** Sends the signal and waits for the process to exit. */
@@ -39,10 +40,12 @@ export interface Workspace {
   env: Env;
   /** Runs `cribline <args>` to completion, with `extra` on top of `env` (undefined removes a setting). */
   run(args: string[], extra?: Env): Promise<CliResult>;
-  /** Starts `cribline serve` on a free port and waits until it prints that it listens. */
-  serve(extra?: Env): Promise<ServeProcess>;
-  /** Starts `cribline serve` on a free port without waiting for anything. */
-  launch(extra?: Env): Promise<LaunchedProcess>;
+  /** Starts `cribline serve <args>` on a free port and waits until it prints that it listens. */
+  serve(extra?: Env, args?: string[]): Promise<ServeProcess>;
+  /** Starts `cribline serve <args>` on a free port without waiting for anything. */
+  launch(extra?: Env, args?: string[]): Promise<LaunchedProcess>;
+  /** Whether a process has begun writing to the workspace's database (see writerStarted). */
+  writerStarted(): Promise<boolean>;
   /** Writes a file in the workspace; returns its path. */
   file(name: string, content: string): string;
 }
@@ -53,6 +56,9 @@ function childEnv(env: Env): NodeJS.ProcessEnv {
   for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
   return out;
 }
+
+/** What every process needs on PostgreSQL: the cursor secret is required configuration there. */
+const POSTGRES_ENV: Env = ENGINE === "postgres" ? { CRIBLINE_CURSOR_SECRET: "cli-test-secret-".padEnd(40, "x") } : {};
 
 export function lastLine(text: string): string {
   return text.trimEnd().split("\n").at(-1) ?? "";
@@ -86,6 +92,7 @@ function runCli(cwd: string, args: string[], env: Env): Promise<CliResult> {
 
 export interface LaunchedProcess {
   port: number;
+  pid: number;
   stdout(): string;
   stderr(): string;
   /** Calls `listener` after each chunk of standard output arrives. */
@@ -95,9 +102,9 @@ export interface LaunchedProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-async function launchServe(cwd: string, env: Env, track: (stop: () => void) => void): Promise<LaunchedProcess> {
+async function launchServe(cwd: string, env: Env, args: string[], track: (stop: () => Promise<void>) => void): Promise<LaunchedProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, "serve"], {
+  const child = spawn(process.execPath, [BIN, "serve", ...args], {
     cwd,
     env: childEnv({ ...env, PORT: String(port) }),
     stdio: ["ignore", "pipe", "pipe"],
@@ -109,11 +116,13 @@ async function launchServe(cwd: string, env: Env, track: (stop: () => void) => v
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once("exit", (code, signal) => resolve({ code, signal })),
   );
-  track(() => {
+  track(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    await exited;
   });
   return {
     port,
+    pid: child.pid!,
     stdout: () => stdout,
     stderr: () => stderr,
     onStdout: (listener) => child.stdout.on("data", listener),
@@ -125,8 +134,8 @@ async function launchServe(cwd: string, env: Env, track: (stop: () => void) => v
   };
 }
 
-async function startServe(cwd: string, env: Env, track: (stop: () => void) => void): Promise<ServeProcess> {
-  const launched = await launchServe(cwd, env, track);
+async function startServe(cwd: string, env: Env, args: string[], track: (stop: () => Promise<void>) => void): Promise<ServeProcess> {
+  const launched = await launchServe(cwd, env, args, track);
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`serve printed no "listening" line in 60 s\nstdout: ${launched.stdout()}\nstderr: ${launched.stderr()}`)),
@@ -143,7 +152,7 @@ async function startServe(cwd: string, env: Env, track: (stop: () => void) => vo
       reject(new Error(`serve exited (${code ?? signal}) before listening\nstdout: ${launched.stdout()}\nstderr: ${launched.stderr()}`));
     });
   });
-  return { url, port: launched.port, stdout: launched.stdout, stderr: launched.stderr, stop: launched.stop };
+  return { url, port: launched.port, pid: launched.pid, stdout: launched.stdout, stderr: launched.stderr, stop: launched.stop };
 }
 
 /**
@@ -152,19 +161,23 @@ async function startServe(cwd: string, env: Env, track: (stop: () => void) => vo
  */
 export function useCliWorkspace(): () => Workspace {
   let current: Workspace | undefined;
-  let stops: (() => void)[] = [];
+  let stops: (() => Promise<void>)[] = [];
   beforeAll(() => {
     if (!existsSync(join(ROOT, "dist", "cli", "main.js"))) throw new Error("no build in dist/: run `npm run build` first");
   });
-  beforeEach(() => {
-    const dir = mkdtempSync(join(tmpdir(), "cribline-cli-"));
-    const env: Env = { DATABASE_URL: `sqlite:${join(dir, "c.db")}`, CRIBLINE_DEMO: "false", LOG_LEVEL: "silent" };
+  let database: TestDatabase | undefined;
+  beforeEach(async () => {
+    // On PostgreSQL, migrating is the operator's step before any other command: done here.
+    database = await createTestDatabase({ migrate: ENGINE === "postgres" });
+    const dir = database.dir;
+    const env: Env = { DATABASE_URL: database.url, CRIBLINE_DEMO: "false", LOG_LEVEL: "silent", ...POSTGRES_ENV };
     current = {
       dir,
       env,
       run: (args, extra = {}) => runCli(dir, args, { ...env, ...extra }),
-      serve: (extra = {}) => startServe(dir, { ...env, ...extra }, (stop) => stops.push(stop)),
-      launch: (extra = {}) => launchServe(dir, { ...env, ...extra }, (stop) => stops.push(stop)),
+      serve: (extra = {}, args = []) => startServe(dir, { ...env, ...extra }, args, (stop) => stops.push(stop)),
+      launch: (extra = {}, args = []) => launchServe(dir, { ...env, ...extra }, args, (stop) => stops.push(stop)),
+      writerStarted: () => writerStarted(database!),
       file: (name, content) => {
         const path = join(dir, name);
         writeFileSync(path, content);
@@ -172,10 +185,10 @@ export function useCliWorkspace(): () => Workspace {
       },
     };
   });
-  afterEach(() => {
-    for (const stop of stops) stop();
+  afterEach(async () => {
+    for (const stop of stops) await stop();
     stops = [];
-    if (current !== undefined) rmSync(current.dir, { recursive: true, force: true });
+    await database?.drop();
     current = undefined;
   });
   return () => {

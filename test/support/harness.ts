@@ -1,12 +1,9 @@
 /**
  * Test harness: a real cribline server on loopback over a real database. Each test file
  * gets its own database; each test makes its own tenant and data with the factories.
- * SQLite by default; TEST_DATABASE_URL selects another engine.
+ * SQLite by default; TEST_DATABASE_URL=postgres://... runs the same on PostgreSQL.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
 import { buildApp } from "../../src/app.js";
 import { loadConfig, type Config } from "../../src/platform/config.js";
@@ -15,6 +12,7 @@ import type { Scope } from "../../src/platform/keys.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
 import { migrateToLatest } from "../../src/storage/migrate.js";
 import { createTenant, issueKey } from "../../src/tenants/tenant.service.js";
+import { createTestDatabase } from "./databases.js";
 
 export interface TestServer {
   url: string;
@@ -36,9 +34,9 @@ export function useServer(): () => TestServer {
   let server: TestServer | undefined;
   let close: (() => Promise<void>) | undefined;
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), "cribline-test-"));
+    const database = await createTestDatabase();
     const config = loadConfig({
-      DATABASE_URL: process.env.TEST_DATABASE_URL ?? `sqlite:${join(dir, "test.db")}`,
+      DATABASE_URL: database.url,
       CRIBLINE_CURSOR_SECRET: randomBytes(24).toString("hex"),
       LOG_LEVEL: "silent",
       CRIBLINE_SYNC_BODY_LIMIT: String(1024 * 1024),
@@ -57,7 +55,7 @@ export function useServer(): () => TestServer {
     close = async () => {
       await app.close();
       await storage.close();
-      rmSync(dir, { recursive: true, force: true });
+      await database.drop();
     };
   });
   afterAll(async () => close?.());

@@ -62,7 +62,8 @@ export function initialMigration(engine: Engine) {
         await db.schema
           .createTable(table)
           .addColumn("tenant_id", "integer", (c) => c.notNull())
-          .addColumn("id", "text", (c) => c.notNull())
+          // Ids break ties in every order, so they compare in code-point order like the keys.
+          .addColumn("id", t.sortKeyType, (c) => c.notNull())
           .addColumn("created_at", t.millisType, (c) => c.notNull())
           .addColumn("updated_at", t.millisType, (c) => c.notNull())
           .addColumn("event_at", t.millisType)

@@ -1,0 +1,103 @@
+/**
+ * `cribline serve --workers N`: N processes behind one port with node's cluster module. The
+ * primary readies the database (schema check, demo seed) once, then forks the workers and
+ * replaces any that dies; each worker is an ordinary server (see server.ts). Nothing a
+ * request relies on lives in one process: keys, cursors' secret and records are all in the
+ * database or the configuration.
+ */
+import cluster, { type Worker } from "node:cluster";
+import { availableParallelism } from "node:os";
+import { seedDemoOnFirstStart } from "./demo/demo.service.js";
+import { ConfigError, type Config } from "./platform/config.js";
+import { announceDemo, serveForever } from "./server.js";
+import { openStorage } from "./storage/database.js";
+import { ensureSchema } from "./storage/migrate.js";
+
+/** One process per core on PostgreSQL; the embedded database is served by one process. */
+export function workerCount(config: Config, requested: number | undefined): number {
+  if (config.database.engine === "sqlite") {
+    if (requested !== undefined && requested > 1) {
+      throw new ConfigError("--workers above 1 needs PostgreSQL: the embedded SQLite database is served by one process");
+    }
+    return 1;
+  }
+  return requested ?? availableParallelism();
+}
+
+const RESTART_DELAY_MS = 1000;
+
+export async function serve(config: Config, requested: number | undefined): Promise<void> {
+  if (cluster.isWorker) {
+    try {
+      return await serveForever(config, { seedDemo: false, print: () => undefined });
+    } catch (error) {
+      // A worker's channel to the primary keeps it alive: exit, so the primary sees it fail.
+      process.stderr.write(`cribline: worker ${process.pid}: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    }
+  }
+  const workers = workerCount(config, requested);
+  if (workers === 1) return serveForever(config);
+  await prepareOnce(config);
+  await runPrimary(workers, config);
+}
+
+async function prepareOnce(config: Config): Promise<void> {
+  const storage = await openStorage(config.database);
+  try {
+    await ensureSchema(storage);
+    const demo = config.demoOnFirstStart ? await seedDemoOnFirstStart(storage) : undefined;
+    if (demo !== undefined) announceDemo(demo, `http://localhost:${config.port}`, console.log);
+  } finally {
+    await storage.close();
+  }
+}
+
+function runPrimary(count: number, config: Config): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let stopping = false;
+    let announced = false;
+    const listening = new Set<number>();
+    // Our own count: cluster.workers drops a worker only once both its exit and its
+    // disconnect have been seen, in either order, so it may still list the last one here.
+    const alive = new Set<number>();
+    const fork = () => {
+      if (!stopping) alive.add(cluster.fork().id);
+    };
+    cluster.on("listening", (worker: Worker, address) => {
+      listening.add(worker.id);
+      if (announced || listening.size < count) return;
+      announced = true;
+      const host = address.address ?? config.host;
+      console.log(`cribline listening on http://${host}:${address.port} with ${count} workers (API reference: /docs)`);
+    });
+    cluster.on("exit", (worker: Worker, code, signal) => {
+      listening.delete(worker.id);
+      alive.delete(worker.id);
+      if (stopping) {
+        if (alive.size === 0) resolve();
+        return;
+      }
+      if (!announced) {
+        // A worker that cannot start (the database went away after the check) is not retried
+        // for ever before the service ever served: stop, and say so.
+        stopping = true;
+        for (const other of Object.values(cluster.workers ?? {})) other?.process.kill("SIGTERM");
+        reject(new Error(`worker ${worker.process.pid} exited (${signal ?? code}) before the service started`));
+        return;
+      }
+      process.stderr.write(`cribline: worker ${worker.process.pid} exited (${signal ?? code}); starting another\n`);
+      setTimeout(fork, RESTART_DELAY_MS).unref();
+    });
+    const stop = () => {
+      if (stopping) return;
+      stopping = true;
+      if (alive.size === 0) resolve();
+      // Each worker finishes its requests in flight and closes its pool, as a single server does.
+      for (const worker of Object.values(cluster.workers ?? {})) if (!worker?.isDead()) worker?.process.kill("SIGTERM");
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+    for (let i = 0; i < count; i += 1) fork();
+  });
+}

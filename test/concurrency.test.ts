@@ -1,0 +1,125 @@
+/**
+ * Reads while writes run: a client paging newest-first, or through a time window, while sync
+ * batches keep committing, gets every record committed before its first page exactly once,
+ * in order, and never one twice.
+ */
+import { describe, expect, it } from "vitest";
+import { withdrawal } from "./support/factories.js";
+import { get, newTenant, sync, useServer, type TestServer, type TestTenant } from "./support/harness.js";
+import type { Reply } from "./support/harness.js";
+
+const server = useServer();
+const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
+
+/** Syncs batches of new withdrawals until stopped; records every acknowledged record. */
+function startWriter(srv: TestServer, tenant: TestTenant, make: (i: number) => Record<string, unknown>) {
+  const acknowledged: Record<string, unknown>[] = [];
+  let running = true;
+  let batches = 0;
+  const done = (async () => {
+    for (let n = 0; running; n += 1) {
+      const batch = Array.from({ length: 25 }, (_, i) => make(n * 25 + i));
+      await sync(srv, tenant, "withdrawals", batch);
+      acknowledged.push(...batch);
+      batches += 1;
+    }
+  })();
+  return {
+    acknowledged,
+    batches: () => batches,
+    stop: async () => {
+      running = false;
+      await done;
+    },
+  };
+}
+
+async function whenBatches(writer: { batches(): number }, n: number): Promise<void> {
+  while (writer.batches() < n) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+/** Pages through `path` with small pages while the writer runs; returns the ids in order. */
+async function pageThrough(srv: TestServer, key: string, path: string): Promise<{ ids: string[]; keys: [string, string][] }> {
+  const ids: string[] = [];
+  const keys: [string, string][] = [];
+  let cursor: string | null = null;
+  do {
+    const sep = path.includes("?") ? "&" : "?";
+    const reply: Reply<any> = await get(srv, `${path}${sep}limit=7${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`, key);
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    for (const item of reply.body.data) {
+      ids.push(item.id);
+      keys.push([item.createdAt, item.id]);
+    }
+    cursor = reply.body.cursor;
+  } while (cursor !== null);
+  return { ids, keys };
+}
+
+function expectNewestFirst(keys: [string, string][]): void {
+  for (let i = 1; i < keys.length; i += 1) {
+    const [a, b] = [keys[i - 1]!, keys[i]!];
+    expect(a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]), `${JSON.stringify(a)} before ${JSON.stringify(b)}`).toBe(true);
+  }
+}
+
+describe("paging while sync batches commit", () => {
+  it("returns every record committed before the first page exactly once, newest first", async () => {
+    const srv = server();
+    const tenant = await newTenant(srv);
+    const seeded = Array.from({ length: 300 }, () => withdrawal());
+    for (let i = 0; i < seeded.length; i += 100) await sync(srv, tenant, "withdrawals", seeded.slice(i, i + 100));
+
+    const writer = startWriter(srv, tenant, () => withdrawal());
+    await whenBatches(writer, 2);
+    const before = new Set([...seeded, ...writer.acknowledged].map((r) => r.id as string));
+    const read = await pageThrough(srv, tenant.keys.read, "/v1/withdrawals");
+    await writer.stop();
+
+    expect(new Set(read.ids).size, "no record twice").toBe(read.ids.length);
+    expect(
+      [...before].filter((id) => !read.ids.includes(id)),
+      "records committed before the first page",
+    ).toEqual([]);
+    expectNewestFirst(read.keys);
+    expect(writer.batches(), "writes ran during the read").toBeGreaterThan(2);
+  });
+
+  it("returns every record of a time window committed before the read, on time and late, exactly once", async () => {
+    const srv = server();
+    const tenant = await newTenant(srv);
+    const now = Date.now();
+    const windowStart = now - 30 * DAY;
+    const windowEnd = now + DAY;
+    // On time (stored minutes after the event), late (weeks after), and outside the window.
+    const eventAt = (i: number) => [now - 5 * MINUTE, now - 12 * DAY - i * MINUTE, now - 60 * DAY][i % 3]!;
+    const make = (i: number) => withdrawal({ deliveredAt: new Date(eventAt(i)).toISOString() });
+    const seeded = Array.from({ length: 240 }, (_, i) => make(i));
+    for (let i = 0; i < seeded.length; i += 80) await sync(srv, tenant, "withdrawals", seeded.slice(i, i + 80));
+
+    const writer = startWriter(srv, tenant, make);
+    await whenBatches(writer, 2);
+    const inWindow = (r: Record<string, unknown>) => {
+      const at = Date.parse(r.deliveredAt as string);
+      return at >= windowStart && at <= windowEnd;
+    };
+    const before = [...seeded, ...writer.acknowledged].filter(inWindow).map((r) => r.id as string);
+    const window = `createdSince=${new Date(windowStart).toISOString()}&createdUntil=${new Date(windowEnd).toISOString()}`;
+    const read = await pageThrough(srv, tenant.keys.read, `/v1/withdrawals?${window}`);
+    await writer.stop();
+
+    expect(new Set(read.ids).size, "no record twice").toBe(read.ids.length);
+    expect(
+      before.filter((id) => !read.ids.includes(id)),
+      "records of the window committed before the read",
+    ).toEqual([]);
+    const outside = new Set([...seeded, ...writer.acknowledged].filter((r) => !inWindow(r)).map((r) => r.id));
+    expect(
+      read.ids.filter((id) => outside.has(id)),
+      "records outside the window",
+    ).toEqual([]);
+    expectNewestFirst(read.keys);
+    expect(before.length).toBeGreaterThan(160);
+  });
+});

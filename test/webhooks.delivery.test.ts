@@ -1,0 +1,201 @@
+/**
+ * Webhook delivery (decisions section 7) against a real HTTP receiver on loopback: signed as
+ * Standard Webhooks says, retried with backoff on failure (honouring Retry-After) with the
+ * same webhook-id, 410 disables the endpoint, a timeout is a failed attempt, the last attempt
+ * fails the delivery, private addresses are refused unless allowed, and a delivery whose
+ * sender died is sent again once its lease expires. The clock is injected.
+ */
+import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DeliveryLoop, RETRY_DELAYS_MS } from "../src/webhooks/delivery.js";
+import { insertEndpoint, type NewEndpoint } from "../src/webhooks/endpoint.repository.js";
+import { isPrivateAddress } from "../src/webhooks/send.js";
+import { withdrawal } from "./support/factories.js";
+import { get, newTenant, sync, useServer, type TestServer, type TestTenant } from "./support/harness.js";
+import { Receiver } from "./support/receiver.js";
+
+const server = useServer();
+
+const receiver = new Receiver();
+beforeAll(() => receiver.open());
+afterAll(() => receiver.close());
+
+/** A clock the test moves; the delivery loop reads it. */
+const clock = { now: Date.now() };
+
+function loop(srv: TestServer, options: Partial<ConstructorParameters<typeof DeliveryLoop>[1]> = {}) {
+  return new DeliveryLoop(
+    srv.storage.db,
+    { clock: () => clock.now, allowPrivate: true, random: () => 0.5, timeoutMs: 2000, ...options },
+    (err) => {
+      throw err;
+    },
+  );
+}
+
+/** A tenant with an endpoint on the receiver; what earlier tests left pending is set aside. */
+async function setup(events = ["withdrawal.created"]): Promise<{ srv: TestServer; tenant: TestTenant; endpoint: NewEndpoint }> {
+  const srv = server();
+  await srv.storage.db.updateTable("webhook_deliveries").set({ status: "failed" }).where("status", "=", "pending").execute();
+  const tenant = await newTenant(srv);
+  const endpoint = await insertEndpoint(srv.storage.db, tenant.id, receiver.url, events, clock.now);
+  receiver.received.length = 0;
+  receiver.answers = [];
+  return { srv, tenant, endpoint };
+}
+
+/** Syncs withdrawals at the test's clock, so that their deliveries are due at once. */
+async function syncNow(srv: TestServer, tenant: TestTenant, records: Record<string, unknown>[]): Promise<void> {
+  srv.clock.now = clock.now;
+  try {
+    await sync(srv, tenant, "withdrawals", records);
+  } finally {
+    srv.clock.now = undefined;
+  }
+}
+
+async function delivery(srv: TestServer, tenant: TestTenant) {
+  return srv.storage.db.selectFrom("webhook_deliveries").selectAll().where("tenant_id", "=", tenant.id).executeTakeFirstOrThrow();
+}
+
+async function attempts(srv: TestServer, tenant: TestTenant) {
+  return srv.storage.db.selectFrom("webhook_attempts").selectAll().where("tenant_id", "=", tenant.id).orderBy("attempted_at").execute();
+}
+
+describe("webhook delivery", () => {
+  it("sends a synced record signed as Standard Webhooks says, with data exactly as the list returns it", async () => {
+    const { srv, tenant, endpoint } = await setup();
+    const record = withdrawal();
+    await syncNow(srv, tenant, [record]);
+
+    expect(await loop(srv).runOnce()).toBe(1);
+    expect(receiver.received).toHaveLength(1);
+    const { headers, body } = receiver.received[0]!;
+    expect(headers["content-type"]).toBe("application/json");
+    expect(headers["webhook-id"]).toMatch(/^msg_/);
+    expect(Number(headers["webhook-timestamp"])).toBe(Math.floor(clock.now / 1000));
+    // The reference library also checks the timestamp against the real clock (5 minutes).
+    const verified = new Webhook(endpoint.secret).verify(body, headers as Record<string, string>) as any;
+    expect(verified.type).toBe("withdrawal.created");
+    expect(verified.data).toEqual((await get(srv, "/v1/withdrawals", tenant.keys.read)).body.data[0]);
+
+    expect(await delivery(srv, tenant)).toMatchObject({ status: "succeeded", attempts: 1, lease_until: null, next_attempt_at: null });
+    const [logged] = await attempts(srv, tenant);
+    expect(logged).toMatchObject({ status_code: 200, error: null, next_attempt_at: null, endpoint_id: endpoint.id });
+    expect(await loop(srv).runOnce()).toBe(0);
+  });
+
+  it("retries after a failure with backoff, honouring Retry-After, with the same webhook-id", async () => {
+    const { srv, tenant } = await setup();
+    await syncNow(srv, tenant, [withdrawal()]);
+    receiver.answers = [500, { status: 503, headers: { "retry-after": "600" } }, 204];
+
+    await loop(srv).runOnce();
+    let state = await delivery(srv, tenant);
+    expect(state).toMatchObject({ status: "pending", attempts: 1 });
+    expect(state.next_attempt_at).toBe(clock.now + RETRY_DELAYS_MS[0]!); // random 0.5: no jitter
+    expect(await loop(srv).runOnce()).toBe(0); // not due yet
+
+    clock.now += RETRY_DELAYS_MS[0]!;
+    await loop(srv).runOnce();
+    state = await delivery(srv, tenant);
+    expect(state.next_attempt_at).toBe(clock.now + 600_000); // Retry-After beats the 5 minutes
+
+    clock.now += 600_000;
+    await loop(srv).runOnce();
+    expect(await delivery(srv, tenant)).toMatchObject({ status: "succeeded", attempts: 3 });
+    expect(new Set(receiver.received.map((r) => r.headers["webhook-id"])).size).toBe(1);
+    expect((await attempts(srv, tenant)).map((a) => a.status_code)).toEqual([500, 503, 204]);
+  });
+
+  it("spreads retries with jitter of ±20 %", async () => {
+    const { srv, tenant } = await setup();
+    await syncNow(srv, tenant, [withdrawal()]);
+    receiver.answers = [500];
+    await loop(srv, { random: () => 0 }).runOnce();
+    expect((await delivery(srv, tenant)).next_attempt_at).toBe(clock.now + RETRY_DELAYS_MS[0]! * 0.8);
+  });
+
+  it("fails the delivery after the last attempt, about three days on", async () => {
+    const { srv, tenant } = await setup();
+    await syncNow(srv, tenant, [withdrawal()]);
+    receiver.answers = Array.from({ length: RETRY_DELAYS_MS.length + 1 }, () => 500);
+    const started = clock.now;
+    for (let i = 0; i <= RETRY_DELAYS_MS.length; i += 1) {
+      expect(await loop(srv).runOnce()).toBe(1);
+      const state = await delivery(srv, tenant);
+      if (state.next_attempt_at !== null) clock.now = state.next_attempt_at;
+    }
+    expect(await delivery(srv, tenant)).toMatchObject({ status: "failed", attempts: RETRY_DELAYS_MS.length + 1, next_attempt_at: null });
+    expect((clock.now - started) / 3_600_000).toBeGreaterThan(72);
+    expect(await loop(srv).runOnce()).toBe(0);
+  });
+
+  it("disables the endpoint on 410, and sends it nothing more", async () => {
+    const { srv, tenant, endpoint } = await setup();
+    await syncNow(srv, tenant, [withdrawal(), withdrawal()]);
+    receiver.answers = [410];
+    await loop(srv, { batchSize: 1 }).runOnce();
+    const stored = await srv.storage.db.selectFrom("webhook_endpoints").selectAll().where("id", "=", endpoint.id).executeTakeFirstOrThrow();
+    expect(stored.disabled_at).not.toBeNull();
+    expect(stored.disabled_reason).toMatch(/410/);
+    expect(await loop(srv).runOnce()).toBe(0);
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it("counts a receiver that does not answer in time as a failed attempt", async () => {
+    const { srv, tenant } = await setup();
+    await syncNow(srv, tenant, [withdrawal()]);
+    receiver.answers = ["hang"];
+    await loop(srv, { timeoutMs: 300 }).runOnce();
+    const [logged] = await attempts(srv, tenant);
+    expect(logged).toMatchObject({ status_code: null, error: "no answer within 0.3 s" });
+    expect(logged!.duration_ms).toBeGreaterThanOrEqual(250);
+    expect((await delivery(srv, tenant)).status).toBe("pending");
+  });
+
+  it("refuses loopback and private addresses unless allowed, without sending", async () => {
+    const { srv, tenant } = await setup();
+    await syncNow(srv, tenant, [withdrawal()]);
+    await loop(srv, { allowPrivate: false }).runOnce();
+    expect(receiver.received).toHaveLength(0);
+    const [logged] = await attempts(srv, tenant);
+    expect(logged!.error).toMatch(/^refused: 127\.0\.0\.1 is a private address/);
+    for (const address of [
+      "127.0.0.1",
+      "10.1.2.3",
+      "172.20.0.1",
+      "192.168.1.1",
+      "169.254.169.254",
+      "::1",
+      "fd00::1",
+      "fe80::1",
+      "::ffff:10.0.0.1",
+      "0.0.0.0",
+    ]) {
+      expect(isPrivateAddress(address), address).toBe(true);
+    }
+    for (const address of ["93.184.216.34", "8.8.8.8", "2606:4700::1111"]) expect(isPrivateAddress(address), address).toBe(false);
+  });
+
+  it("sends a delivery again, with the same webhook-id, when the process that took it died", async () => {
+    const { srv, tenant } = await setup();
+    await syncNow(srv, tenant, [withdrawal()]);
+    // A process takes it (its lease is written) and dies before recording the attempt.
+    await srv.storage.db
+      .updateTable("webhook_deliveries")
+      .set({ lease_until: clock.now + 60_000, attempts: 1 })
+      .where("tenant_id", "=", tenant.id)
+      .execute();
+    expect(await loop(srv).runOnce()).toBe(0); // still leased
+    clock.now += 60_000;
+    expect(await loop(srv).runOnce()).toBe(1);
+    expect(await delivery(srv, tenant)).toMatchObject({ status: "succeeded", attempts: 2 });
+    const message = await srv.storage.db
+      .selectFrom("webhook_messages")
+      .select("id")
+      .where("tenant_id", "=", tenant.id)
+      .executeTakeFirstOrThrow();
+    expect(receiver.received[0]!.headers["webhook-id"]).toBe(message.id);
+  });
+});

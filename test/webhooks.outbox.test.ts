@@ -1,0 +1,153 @@
+/**
+ * The webhook outbox (decisions section 7): a sync writes one message per record change that
+ * an enabled endpoint of the tenant takes, in the same transaction, with `data` exactly as the
+ * list returns the record, and one pending delivery per endpoint; nothing for an unchanged
+ * re-send, a refused batch, another tenant's endpoint or a disabled one. Messages are signed
+ * as Standard Webhooks specifies (checked with its reference library).
+ */
+import { Webhook } from "standardwebhooks";
+import { describe, expect, it } from "vitest";
+import { disableEndpoint, insertEndpoint } from "../src/webhooks/endpoint.repository.js";
+import { EVENT_TYPES } from "../src/webhooks/events.js";
+import { newSecret, webhookHeaders } from "../src/webhooks/signature.js";
+import { employee, withdrawal } from "./support/factories.js";
+import { get, newTenant, request, sync, useServer, type TestServer, type TestTenant } from "./support/harness.js";
+
+const server = useServer();
+
+async function messagesOf(srv: TestServer, tenant: TestTenant) {
+  return srv.storage.db
+    .selectFrom("webhook_messages")
+    .select(["id", "type", "payload", "created_at"])
+    .where("tenant_id", "=", tenant.id)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+}
+
+async function deliveriesOf(srv: TestServer, tenant: TestTenant) {
+  return srv.storage.db
+    .selectFrom("webhook_deliveries")
+    .select(["endpoint_id", "message_id", "status", "attempts", "next_attempt_at"])
+    .where("tenant_id", "=", tenant.id)
+    .execute();
+}
+
+async function endpoint(srv: TestServer, tenant: TestTenant, events: string[]) {
+  return insertEndpoint(srv.storage.db, tenant.id, "https://example.com/hooks", events, Date.now());
+}
+
+describe("the webhook outbox", () => {
+  it("lists every event type: created for every collection, updated for master data", () => {
+    expect(EVENT_TYPES).toEqual([
+      "withdrawal.created",
+      "return.created",
+      "exchange.created",
+      "training-record.created",
+      "employee.created",
+      "employee.updated",
+      "cost-center.created",
+      "cost-center.updated",
+      "sector.created",
+      "sector.updated",
+      "product.created",
+      "product.updated",
+      "device.created",
+      "device.updated",
+    ]);
+  });
+
+  it("writes a message per created record with data exactly as the list returns it, and a delivery per endpoint", async () => {
+    const srv = server();
+    const tenant = await newTenant(srv);
+    const [a, b] = [
+      await endpoint(srv, tenant, ["withdrawal.created"]),
+      await endpoint(srv, tenant, ["withdrawal.created", "return.created"]),
+    ];
+    const records = [withdrawal({ employeeName: "Zoë Ærø" }), withdrawal()];
+    srv.clock.now = Date.UTC(2026, 10, 22, 9, 30, 0, 123);
+    try {
+      await sync(srv, tenant, "withdrawals", records);
+    } finally {
+      srv.clock.now = undefined;
+    }
+
+    const listed = (await get(srv, "/v1/withdrawals", tenant.keys.read)).body.data as { id: string }[];
+    const messages = await messagesOf(srv, tenant);
+    expect(messages).toHaveLength(2);
+    for (const message of messages) {
+      const payload = JSON.parse(message.payload);
+      expect(Object.keys(payload)).toEqual(["type", "timestamp", "data"]);
+      expect(payload.type).toBe("withdrawal.created");
+      expect(payload.timestamp).toBe("2026-11-22T09:30:00.123Z");
+      expect(payload.data).toEqual(listed.find((item) => item.id === payload.data.id));
+      expect(message.payload).toContain(JSON.stringify(payload.data));
+    }
+    const deliveries = await deliveriesOf(srv, tenant);
+    expect(deliveries).toHaveLength(4);
+    for (const delivery of deliveries) expect(delivery).toMatchObject({ status: "pending", attempts: 0 });
+    expect(new Set(deliveries.map((d) => d.endpoint_id))).toEqual(new Set([a.id, b.id]));
+  });
+
+  it("announces a master record's update with its original createdAt, and nothing for an unchanged re-send", async () => {
+    const srv = server();
+    const tenant = await newTenant(srv);
+    await endpoint(srv, tenant, ["employee.created", "employee.updated"]);
+    const person = employee({ name: "Ana" });
+    await sync(srv, tenant, "employees", [person]);
+    await sync(srv, tenant, "employees", [person]);
+    expect(await messagesOf(srv, tenant)).toHaveLength(1);
+
+    await sync(srv, tenant, "employees", [{ ...person, name: "Ana Maria" }]);
+    const messages = await messagesOf(srv, tenant);
+    expect(messages.map((m) => m.type)).toEqual(["employee.created", "employee.updated"]);
+    const listed = (await get(srv, "/v1/employees", tenant.keys.read)).body.data[0];
+    const updated = JSON.parse(messages[1]!.payload).data;
+    expect(updated).toEqual(listed);
+    expect(updated.createdAt).toBe(JSON.parse(messages[0]!.payload).data.createdAt);
+    expect(updated.updatedAt > updated.createdAt).toBe(true);
+  });
+
+  it("writes nothing for a refused batch, for types no endpoint takes, for a disabled endpoint or another tenant's", async () => {
+    const srv = server();
+    const [tenant, other] = [await newTenant(srv), await newTenant(srv)];
+    await endpoint(srv, other, ["withdrawal.created"]);
+    const returnsOnly = await endpoint(srv, tenant, ["return.created"]);
+    await sync(srv, tenant, "withdrawals", [withdrawal()]);
+    expect(await messagesOf(srv, tenant)).toEqual([]);
+
+    const taker = await endpoint(srv, tenant, ["withdrawal.created"]);
+    const stored = withdrawal();
+    await sync(srv, tenant, "withdrawals", [stored]);
+    expect(await messagesOf(srv, tenant)).toHaveLength(1);
+    // A 409 applies nothing of its batch, the messages included.
+    const refused = await request(srv, "POST", "/v1/sync/withdrawals", {
+      key: tenant.keys.sync,
+      body: { data: [withdrawal(), { ...stored, quantity: 7 }] },
+    });
+    expect(refused.status).toBe(409);
+    expect(await messagesOf(srv, tenant)).toHaveLength(1);
+
+    await disableEndpoint(srv.storage.db, tenant.id, taker.id, "test", Date.now());
+    await sync(srv, tenant, "withdrawals", [withdrawal()]);
+    expect(await messagesOf(srv, tenant)).toHaveLength(1);
+    expect(await messagesOf(srv, other)).toEqual([]);
+    expect((await deliveriesOf(srv, tenant)).every((d) => d.endpoint_id === taker.id)).toBe(true);
+    expect(returnsOnly.id).not.toBe(taker.id);
+  });
+});
+
+describe("webhook signatures", () => {
+  it("verify with the Standard Webhooks reference library, with either secret during a rotation", () => {
+    const [current, previous] = [newSecret(), newSecret()];
+    expect(current).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    const body = JSON.stringify({ type: "withdrawal.created", timestamp: "2026-11-22T09:30:00.123Z", data: { id: "wd-1" } });
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers = webhookHeaders([current, previous], "msg_abc", timestamp, body);
+    expect(Object.keys(headers)).toEqual(["webhook-id", "webhook-timestamp", "webhook-signature"]);
+    expect(headers["webhook-signature"]).toMatch(/^v1,\S+ v1,\S+$/);
+    for (const secret of [current, previous]) expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
+    expect(() => new Webhook(newSecret()).verify(body, headers)).toThrow();
+    expect(() => new Webhook(current).verify(`${body} `, headers)).toThrow();
+  });
+});
