@@ -15,6 +15,7 @@ import { clientErrorHandler, frameworkErrors, installErrorHandling } from "./pla
 import { Problem } from "./platform/problem.js";
 import type { Storage } from "./storage/database.js";
 import { registerSyncRoutes } from "./sync/sync.routes.js";
+import { registerWebhookRoutes } from "./webhooks/webhook.routes.js";
 
 export interface AppDeps {
   config: Config;
@@ -73,5 +74,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerHealthRoutes(app, deps);
   registerListRoutes(app, deps);
   registerSyncRoutes(app, deps);
+  registerWebhookRoutes(app, deps);
   return app;
 }

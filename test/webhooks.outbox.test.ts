@@ -7,7 +7,7 @@
  */
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { disableEndpoint, insertEndpoint } from "../src/webhooks/endpoint.repository.js";
+import { insertEndpoint, setEndpointDisabled } from "../src/webhooks/endpoint.repository.js";
 import { EVENT_TYPES } from "../src/webhooks/events.js";
 import { newSecret, webhookHeaders } from "../src/webhooks/signature.js";
 import { employee, withdrawal } from "./support/factories.js";
@@ -128,7 +128,7 @@ describe("the webhook outbox", () => {
     expect(refused.status).toBe(409);
     expect(await messagesOf(srv, tenant)).toHaveLength(1);
 
-    await disableEndpoint(srv.storage.db, tenant.id, taker.id, "test", Date.now());
+    await setEndpointDisabled(srv.storage.db, tenant.id, taker.id, "test", Date.now());
     await sync(srv, tenant, "withdrawals", [withdrawal()]);
     expect(await messagesOf(srv, tenant)).toHaveLength(1);
     expect(await messagesOf(srv, other)).toEqual([]);

@@ -115,7 +115,29 @@ function quoted(raw: string): string {
 }
 
 export function parseListQuery(collection: Collection, rawQuery: string): ListQuery {
-  const accepted = acceptedParams(collection);
+  const { values, texts } = parseParams(rawQuery, acceptedParams(collection));
+  return toListQuery(values, texts);
+}
+
+/** A page of a list that takes no filters (the webhook admin lists): `limit` and `cursor`. */
+export interface PageQuery {
+  limit: number;
+  cursor: string | undefined;
+}
+
+export const PAGE_PARAMS = ["limit", "cursor"];
+
+/** The query schema of a list that takes only `limit` and `cursor`, for the OpenAPI document. */
+export const pageQuerySchema = (): TObject =>
+  Type.Object(Object.fromEntries(PAGE_PARAMS.map((name) => [name, Type.Optional(PARAMS[name]!.schema)])), { additionalProperties: false });
+
+export function parsePageQuery(rawQuery: string): PageQuery {
+  const { values } = parseParams(rawQuery, PAGE_PARAMS);
+  return { limit: (values.get("limit") as number | undefined) ?? DEFAULT_LIMIT, cursor: values.get("cursor") as string | undefined };
+}
+
+/** Each parameter's parsed value and its text; unknown, repeated, empty and malformed ones are refused. */
+function parseParams(rawQuery: string, accepted: readonly string[]): { values: Map<string, unknown>; texts: [string, string][] } {
   const values = new Map<string, unknown>();
   const texts: [string, string][] = [];
   for (const [name, raw] of new URLSearchParams(rawQuery)) {
@@ -128,7 +150,7 @@ export function parseListQuery(collection: Collection, rawQuery: string): ListQu
     values.set(name, value);
     texts.push([name, raw]);
   }
-  return toListQuery(values, texts);
+  return { values, texts };
 }
 
 /** `values` holds each parameter's parsed value; `texts` their text, for the filter key. */

@@ -36,17 +36,18 @@ const DESCRIPTIONS: Record<number, string> = {
   400: "Bad request: the `code` says which rule was broken.",
   401: "Missing, malformed, unknown or revoked API key.",
   403: "The API key lacks the scope this endpoint needs.",
+  404: "No such resource for this API key's tenant.",
   409: "A transaction with this id is stored with other content; nothing of the batch was applied.",
   413: "The request body is too large.",
   415: "The request body is not JSON.",
 };
 
-/** Response entries for the given error statuses. */
-export function problemResponses(...statuses: number[]) {
+/** Response entries for the given error statuses; `[status, description]` words one for its endpoint. */
+export function problemResponses(...statuses: (number | [number, string])[]) {
   return Object.fromEntries(
-    statuses.map((status) => [
-      status,
-      { description: DESCRIPTIONS[status], content: { "application/problem+json": { schema: Type.Ref(Problem) } } },
-    ]),
+    statuses.map((entry) => {
+      const [status, description] = typeof entry === "number" ? [entry, DESCRIPTIONS[entry]] : entry;
+      return [status, { description, content: { "application/problem+json": { schema: Type.Ref(Problem) } } }];
+    }),
   );
 }

@@ -95,7 +95,7 @@ export interface WebhookDeliveryTable {
   id: string;
   endpoint_id: string;
   message_id: string;
-  status: "pending" | "succeeded" | "failed";
+  status: DeliveryStatus;
   attempts: number;
   next_attempt_at: number | null;
   lease_until: number | null;
@@ -103,11 +103,16 @@ export interface WebhookDeliveryTable {
   updated_at: number;
 }
 
+/** A paused delivery waits for its endpoint to be enabled again. */
+export type DeliveryStatus = "pending" | "succeeded" | "failed" | "paused";
+
 export interface WebhookAttemptTable {
   tenant_id: number;
   id: string;
   delivery_id: string;
   endpoint_id: string;
+  message_id: string;
+  event_type: string;
   attempted_at: number;
   status_code: number | null;
   duration_ms: number;

@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import { engineOf } from "../storage/engine.js";
 import type { Schema } from "../storage/schema.js";
+import { setEndpointDisabledIn } from "./endpoint.repository.js";
 import { post, type SendOptions, type SendResult } from "./send.js";
 import { webhookHeaders } from "./signature.js";
 
@@ -93,7 +94,7 @@ async function attempt(db: Kysely<Schema>, taken: Taken, options: DeliveryOption
   const [message, endpoint] = await Promise.all([
     db
       .selectFrom("webhook_messages")
-      .select(["payload"])
+      .select(["type", "payload"])
       .where("tenant_id", "=", taken.tenant_id)
       .where("id", "=", taken.message_id)
       .executeTakeFirstOrThrow(),
@@ -114,11 +115,18 @@ async function attempt(db: Kysely<Schema>, taken: Taken, options: DeliveryOption
     const headers = webhookHeaders(secrets, taken.message_id, Math.floor(sentAt / SECOND), message.payload);
     result = await post(endpoint.url, headers, message.payload, options);
   }
-  await record(db, taken, result, endpoint === undefined, options);
+  await record(db, taken, message.type, result, endpoint === undefined, options);
 }
 
 /** Records an attempt and what it means for the delivery (and, on 410, its endpoint). */
-async function record(db: Kysely<Schema>, taken: Taken, result: SendResult, gone: boolean, options: DeliveryOptions): Promise<void> {
+async function record(
+  db: Kysely<Schema>,
+  taken: Taken,
+  eventType: string,
+  result: SendResult,
+  gone: boolean,
+  options: DeliveryOptions,
+): Promise<void> {
   const now = options.clock();
   const succeeded = result.status !== undefined && result.status >= 200 && result.status < 300;
   const endpointGone = gone || result.status === 410;
@@ -132,6 +140,8 @@ async function record(db: Kysely<Schema>, taken: Taken, result: SendResult, gone
         id: `att_${randomBytes(12).toString("base64url")}`,
         delivery_id: taken.id,
         endpoint_id: taken.endpoint_id,
+        message_id: taken.message_id,
+        event_type: eventType,
         attempted_at: now - result.durationMs,
         status_code: result.status ?? null,
         duration_ms: result.durationMs,
@@ -145,14 +155,8 @@ async function record(db: Kysely<Schema>, taken: Taken, result: SendResult, gone
       .where("tenant_id", "=", taken.tenant_id)
       .where("id", "=", taken.id)
       .execute();
-    if (result.status === 410) {
-      await trx
-        .updateTable("webhook_endpoints")
-        .set({ disabled_at: now, disabled_reason: "the endpoint answered 410 Gone", updated_at: now })
-        .where("tenant_id", "=", taken.tenant_id)
-        .where("id", "=", taken.endpoint_id)
-        .execute();
-    }
+    // Its other pending deliveries are paused with it (an admin may enable it again).
+    if (result.status === 410) await setEndpointDisabledIn(trx, taken.tenant_id, taken.endpoint_id, "the endpoint answered 410 Gone", now);
   });
 }
 

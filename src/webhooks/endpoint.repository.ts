@@ -1,9 +1,16 @@
-/** Webhook endpoints in storage. */
+/**
+ * Webhook endpoints in storage: every query is keyed by tenant first. Disabling an endpoint
+ * pauses its pending deliveries and enabling it resumes them, so the delivery loop's index of
+ * what is due holds only what may be sent.
+ */
 import { randomBytes } from "node:crypto";
-import type { Kysely } from "kysely";
+import { sql, type Kysely, type Selectable, type Transaction } from "kysely";
+import type { CursorPosition } from "../platform/cursor.js";
 import { QueryTemplates } from "../storage/query-template.js";
-import type { Schema } from "../storage/schema.js";
+import type { Schema, WebhookEndpointTable } from "../storage/schema.js";
 import { newSecret } from "./signature.js";
+
+export type EndpointRow = Selectable<WebhookEndpointTable>;
 
 export interface NewEndpoint {
   id: string;
@@ -17,10 +24,16 @@ export async function insertEndpoint(
   db: Kysely<Schema>,
   tenantId: number,
   url: string,
-  events: string[],
+  events: readonly string[],
   now: number,
 ): Promise<NewEndpoint> {
-  const endpoint: NewEndpoint = { id: `we_${randomBytes(12).toString("base64url")}`, url, events, secret: newSecret(), createdAt: now };
+  const endpoint: NewEndpoint = {
+    id: `we_${randomBytes(12).toString("base64url")}`,
+    url,
+    events: [...events],
+    secret: newSecret(),
+    createdAt: now,
+  };
   await db
     .insertInto("webhook_endpoints")
     .values({
@@ -40,13 +53,88 @@ export async function insertEndpoint(
   return endpoint;
 }
 
-export async function disableEndpoint(db: Kysely<Schema>, tenantId: number, id: string, reason: string, now: number): Promise<void> {
-  await db
+export async function findEndpoint(db: Kysely<Schema>, tenantId: number, id: string): Promise<EndpointRow | undefined> {
+  return db.selectFrom("webhook_endpoints").selectAll().where("tenant_id", "=", tenantId).where("id", "=", id).executeTakeFirst();
+}
+
+/** A page of a tenant's endpoints, newest first by (created_at, id), after `after`. */
+export async function endpointPage(db: Kysely<Schema>, tenantId: number, after: CursorPosition | undefined, limit: number) {
+  let query = db.selectFrom("webhook_endpoints").selectAll().where("tenant_id", "=", tenantId);
+  if (after !== undefined) query = query.where((eb) => eb(eb.refTuple("created_at", "id"), "<", eb.tuple(Number(after.key), after.id)));
+  return query.orderBy("created_at", "desc").orderBy("id", "desc").limit(sql.lit(limit)).execute();
+}
+
+/** Deletes an endpoint with its deliveries and their log; false when there was none. */
+export async function deleteEndpoint(db: Kysely<Schema>, tenantId: number, id: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const deleted = await trx.deleteFrom("webhook_endpoints").where("tenant_id", "=", tenantId).where("id", "=", id).executeTakeFirst();
+    if (deleted.numDeletedRows === 0n) return false;
+    await trx.deleteFrom("webhook_attempts").where("tenant_id", "=", tenantId).where("endpoint_id", "=", id).execute();
+    await trx.deleteFrom("webhook_deliveries").where("tenant_id", "=", tenantId).where("endpoint_id", "=", id).execute();
+    return true;
+  });
+}
+
+/**
+ * Disables an endpoint (with the reason) or enables it (reason null). Its pending deliveries
+ * are paused while it is disabled; enabling it makes them due at once.
+ */
+export async function setEndpointDisabled(
+  db: Kysely<Schema>,
+  tenantId: number,
+  id: string,
+  reason: string | null,
+  now: number,
+): Promise<EndpointRow | undefined> {
+  return db.transaction().execute((trx) => setEndpointDisabledIn(trx, tenantId, id, reason, now));
+}
+
+/** setEndpointDisabled within the caller's transaction. */
+export async function setEndpointDisabledIn(
+  trx: Transaction<Schema>,
+  tenantId: number,
+  id: string,
+  reason: string | null,
+  now: number,
+): Promise<EndpointRow | undefined> {
+  const endpoint = await trx
     .updateTable("webhook_endpoints")
-    .set({ disabled_at: now, disabled_reason: reason, updated_at: now })
+    .set({ disabled_at: reason === null ? null : now, disabled_reason: reason, updated_at: now })
     .where("tenant_id", "=", tenantId)
     .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirst();
+  if (endpoint === undefined) return undefined;
+  await trx
+    .updateTable("webhook_deliveries")
+    .set(reason === null ? { status: "pending", next_attempt_at: now, updated_at: now } : { status: "paused", updated_at: now })
+    .where("tenant_id", "=", tenantId)
+    .where("endpoint_id", "=", id)
+    .where("status", "=", reason === null ? "paused" : "pending")
     .execute();
+  return endpoint;
+}
+
+/** A new secret signs from now on; the old one signs too until `now + graceMs`. */
+export async function rotateSecret(
+  db: Kysely<Schema>,
+  tenantId: number,
+  id: string,
+  graceMs: number,
+  now: number,
+): Promise<EndpointRow | undefined> {
+  return db
+    .updateTable("webhook_endpoints")
+    .set((eb) => ({
+      previous_secret: graceMs === 0 ? null : eb.ref("secret"),
+      previous_secret_until: graceMs === 0 ? null : now + graceMs,
+      secret: newSecret(),
+      updated_at: now,
+    }))
+    .where("tenant_id", "=", tenantId)
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 const subscribedQueries = new QueryTemplates<{ id: string; events: string }>();

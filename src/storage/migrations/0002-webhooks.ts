@@ -51,7 +51,7 @@ export function webhooksMigration(engine: Engine) {
         .addColumn("id", t.sortKeyType, (c) => c.notNull())
         .addColumn("endpoint_id", t.sortKeyType, (c) => c.notNull())
         .addColumn("message_id", t.sortKeyType, (c) => c.notNull())
-        // pending, succeeded or failed
+        // pending, succeeded, failed, or paused (its endpoint is disabled)
         .addColumn("status", "text", (c) => c.notNull())
         .addColumn("attempts", "integer", (c) => c.notNull())
         .addColumn("next_attempt_at", t.millisType)
@@ -73,6 +73,9 @@ export function webhooksMigration(engine: Engine) {
         .addColumn("id", t.sortKeyType, (c) => c.notNull())
         .addColumn("delivery_id", t.sortKeyType, (c) => c.notNull())
         .addColumn("endpoint_id", t.sortKeyType, (c) => c.notNull())
+        // The message's id (the webhook-id header) and event type, for the log.
+        .addColumn("message_id", t.sortKeyType, (c) => c.notNull())
+        .addColumn("event_type", "text", (c) => c.notNull())
         .addColumn("attempted_at", t.millisType, (c) => c.notNull())
         // The receiver's HTTP status; null when none came (timeout, refused, network error).
         .addColumn("status_code", "integer")
