@@ -1,11 +1,12 @@
 /**
- * Authentication and scopes (decisions §2, §5, §8): every endpoint that needs a key is
+ * Authentication and scopes (decisions §2, §5, §7, §8): every endpoint that needs a key is
  * enumerated once, and every kind of credential is tried against each of them over HTTP.
  */
 import { describe, expect, it } from "vitest";
-import { generateKey, hashKey, isWellFormedKey, keyIdOf, KEY_PREFIX, type Scope } from "../src/platform/keys.js";
+import { generateKey, hashKey, isWellFormedKey, keyIdOf, KEY_PREFIX, SCOPES, type Scope } from "../src/platform/keys.js";
 import { revokeKey } from "../src/tenants/tenant.repository.js";
 import { issueKey } from "../src/tenants/tenant.service.js";
+import { insertEndpoint } from "../src/webhooks/endpoint.repository.js";
 import { FACTORIES, MASTER_COLLECTIONS, TRANSACTION_COLLECTIONS } from "./support/factories.js";
 import { newTenant, readAll, request, useServer, type Reply, type TestTenant } from "./support/harness.js";
 
@@ -15,27 +16,88 @@ const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 interface Endpoint {
   label: string;
-  collection: string;
   scope: Scope;
-  /** Sends the endpoint's request (with a fresh valid body, for sync) and the given headers. */
-  call(headers: Record<string, string>): Promise<Reply<any>>;
+  /**
+   * Sends the endpoint's request with the given headers: with a fresh valid body, and on a
+   * resource of `tenant` made for the call where the path names one.
+   */
+  call(headers: Record<string, string>, tenant: TestTenant): Promise<Reply<any>>;
+  /** What a successful answer is. */
+  ok(reply: Reply<any>): void;
 }
 
-/** Every endpoint that needs a key: the nine lists (read) and the nine sync endpoints (sync). */
-const ENDPOINTS: Endpoint[] = COLLECTIONS.flatMap((collection): Endpoint[] => [
+const isPage = (reply: Reply<any>) => expect(reply.body).toEqual({ data: expect.any(Array), cursor: null });
+
+/** A webhook endpoint of the tenant, made directly in storage, for the admin routes that name one. */
+async function webhookEndpointOf(tenant: TestTenant): Promise<string> {
+  return (await insertEndpoint(server().storage.db, tenant.id, "https://203.0.113.7/hooks", ["withdrawal.created"], Date.now())).id;
+}
+
+/** An admin route on a webhook endpoint of the tenant. */
+function onWebhookEndpoint(method: string, suffix: string, status: number, ok: (reply: Reply<any>) => void, body?: unknown): Endpoint {
+  return {
+    label: `${method} /v1/webhook-endpoints/{id}${suffix}`,
+    scope: "admin",
+    call: async (headers, tenant) =>
+      request(server(), method, `/v1/webhook-endpoints/${await webhookEndpointOf(tenant)}${suffix}`, { headers, body }),
+    ok: (reply) => {
+      expect(reply.status, JSON.stringify(reply.body)).toBe(status);
+      ok(reply);
+    },
+  };
+}
+
+const isEndpoint = (reply: Reply<any>) => expect(reply.body.id).toMatch(/^we_/);
+
+/**
+ * Every endpoint that needs a key: the nine lists (read), the nine sync endpoints (sync) and
+ * the webhook admin API (admin).
+ */
+const ENDPOINTS: Endpoint[] = [
+  ...COLLECTIONS.flatMap((collection): Endpoint[] => [
+    {
+      label: `GET /v1/${collection}`,
+      scope: "read",
+      call: (headers) => request(server(), "GET", `/v1/${collection}`, { headers }),
+      ok: isPage,
+    },
+    {
+      label: `POST /v1/sync/${collection}`,
+      scope: "sync",
+      call: (headers) => request(server(), "POST", `/v1/sync/${collection}`, { headers, body: { data: [FACTORIES[collection]!()] } }),
+      ok: (reply) => expect(reply.body).toEqual({ created: 1, updated: 0, unchanged: 0 }),
+    },
+  ]),
   {
-    label: `GET /v1/${collection}`,
-    collection,
-    scope: "read",
-    call: (headers) => request(server(), "GET", `/v1/${collection}`, { headers }),
+    label: "POST /v1/webhook-endpoints",
+    scope: "admin",
+    call: (headers) =>
+      request(server(), "POST", "/v1/webhook-endpoints", {
+        headers,
+        body: { url: "https://203.0.113.7/hooks", events: ["withdrawal.created"] },
+      }),
+    ok: (reply) => {
+      expect(reply.status).toBe(201);
+      expect(reply.body.secret).toMatch(/^whsec_/);
+    },
   },
   {
-    label: `POST /v1/sync/${collection}`,
-    collection,
-    scope: "sync",
-    call: (headers) => request(server(), "POST", `/v1/sync/${collection}`, { headers, body: { data: [FACTORIES[collection]!()] } }),
+    label: "GET /v1/webhook-endpoints",
+    scope: "admin",
+    call: (headers) => request(server(), "GET", "/v1/webhook-endpoints", { headers }),
+    ok: isPage,
   },
-]);
+  onWebhookEndpoint("GET", "", 200, isEndpoint),
+  onWebhookEndpoint("DELETE", "", 204, (reply) => expect(reply.body).toBeUndefined()),
+  onWebhookEndpoint("POST", "/disable", 200, isEndpoint),
+  onWebhookEndpoint("POST", "/enable", 200, isEndpoint),
+  onWebhookEndpoint("POST", "/rotate-secret", 200, isEndpoint),
+  onWebhookEndpoint("GET", "/attempts", 200, isPage),
+  onWebhookEndpoint("POST", "/replay", 202, (reply) => expect(reply.body).toEqual({ replayed: 0 }), {
+    since: "2026-01-01T00:00:00Z",
+    until: "2026-12-31T00:00:00Z",
+  }),
+];
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
@@ -66,9 +128,8 @@ function expectForbidden(reply: Reply<any>): void {
 }
 
 function expectOk(reply: Reply<any>, endpoint: Endpoint): void {
-  expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-  if (endpoint.scope === "read") expect(reply.body).toEqual({ data: expect.any(Array), cursor: null });
-  else expect(reply.body).toEqual({ created: 1, updated: 0, unchanged: 0 });
+  expect(reply.status, JSON.stringify(reply.body)).toBeLessThan(300);
+  endpoint.ok(reply);
 }
 
 /** Credentials that must be refused with 401, built from a tenant's valid keys. */
@@ -98,27 +159,30 @@ const REFUSED: [string, (tenant: TestTenant, endpoint: Endpoint) => Record<strin
 describe.each(ENDPOINTS)("$label", (endpoint) => {
   it.each(REFUSED)("refuses %s with 401 and a Bearer challenge", async (_label, credentials) => {
     const tenant = await newTenant(server());
-    expectUnauthorized(await endpoint.call(credentials(tenant, endpoint)));
+    expectUnauthorized(await endpoint.call(credentials(tenant, endpoint), tenant));
   });
 
   it("accepts a key with the route's scope", async () => {
     const tenant = await newTenant(server());
-    expectOk(await endpoint.call(bearer(tenant.keys[endpoint.scope])), endpoint);
+    expectOk(await endpoint.call(bearer(tenant.keys[endpoint.scope]), tenant), endpoint);
   });
 
   it("accepts the scheme name in any letter case (RFC 9110: schemes are case-insensitive)", async () => {
     const tenant = await newTenant(server());
-    expectOk(await endpoint.call({ authorization: `bearer ${tenant.keys[endpoint.scope]}` }), endpoint);
+    expectOk(await endpoint.call({ authorization: `bearer ${tenant.keys[endpoint.scope]}` }, tenant), endpoint);
   });
 
   it("refuses a key without the route's scope with 403", async () => {
     const tenant = await newTenant(server());
     for (const scope of ["read", "sync", "admin"] as const) {
       if (scope === endpoint.scope) continue;
-      expectForbidden(await endpoint.call(bearer(tenant.keys[scope])));
+      expectForbidden(await endpoint.call(bearer(tenant.keys[scope]), tenant));
     }
-    const others = await keyWith(tenant, endpoint.scope === "read" ? ["sync", "admin"] : ["read", "admin"]);
-    expectForbidden(await endpoint.call(bearer(others.key)));
+    const others = await keyWith(
+      tenant,
+      SCOPES.filter((scope) => scope !== endpoint.scope),
+    );
+    expectForbidden(await endpoint.call(bearer(others.key), tenant));
   });
 
   it.each<Scope[]>([
@@ -130,7 +194,7 @@ describe.each(ENDPOINTS)("$label", (endpoint) => {
   ])("accepts a key holding the scopes %j when one of them is the route's", async (...scopes) => {
     const tenant = await newTenant(server());
     const { key } = await keyWith(tenant, scopes);
-    const reply = await endpoint.call(bearer(key));
+    const reply = await endpoint.call(bearer(key), tenant);
     if (scopes.includes(endpoint.scope)) expectOk(reply, endpoint);
     else expectForbidden(reply);
   });
@@ -138,11 +202,11 @@ describe.each(ENDPOINTS)("$label", (endpoint) => {
   it("refuses a revoked key on the very next request", async () => {
     const tenant = await newTenant(server());
     const { key, keyId } = await keyWith(tenant, [endpoint.scope]);
-    expectOk(await endpoint.call(bearer(key)), endpoint);
+    expectOk(await endpoint.call(bearer(key), tenant), endpoint);
     expect(await revokeKey(server().storage.db, keyId, Date.now())).toBe(true);
-    expectUnauthorized(await endpoint.call(bearer(key)));
+    expectUnauthorized(await endpoint.call(bearer(key), tenant));
     // The tenant's other keys are untouched.
-    expect((await endpoint.call(bearer(tenant.keys[endpoint.scope]))).status).toBe(200);
+    expectOk(await endpoint.call(bearer(tenant.keys[endpoint.scope]), tenant), endpoint);
   });
 });
 

@@ -5,6 +5,7 @@
  * (send.ts), so a name that later resolves elsewhere is still refused.
  */
 import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
 import { ApiError } from "../platform/errors.js";
 import { parseRfc3339 } from "../platform/time.js";
 import { EVENT_TYPES } from "./events.js";
@@ -70,20 +71,23 @@ async function parseUrl(raw: unknown, allowPrivate: boolean): Promise<string> {
   if (url.username !== "" || url.password !== "") {
     throw new ApiError("invalid_url", '"url" must not carry a user name or password: verify the webhook signature instead');
   }
-  if (!allowPrivate) await refusePrivate(url.hostname);
+  await checkHost(url.hostname, allowPrivate);
   return url.href;
 }
 
-/** Refuses a host on loopback or a private network: a literal address, or any a name resolves to. */
-async function refusePrivate(hostname: string): Promise<void> {
+/**
+ * Refuses a name that does not resolve and, unless allowed, a host on loopback or a private
+ * network: a literal address, or any address a name resolves to.
+ */
+async function checkHost(hostname: string, allowPrivate: boolean): Promise<void> {
   const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
   const refuse = (address: string) =>
     new ApiError(
       "private_address",
       `"url" points at ${address === host ? address : `${host} (${address})`}, a loopback or private address; webhooks go to public addresses only`,
     );
-  if (host === "localhost" || host.endsWith(".localhost")) throw refuse(host);
-  if (isPrivateAddress(host)) throw refuse(host);
+  if (!allowPrivate && (host === "localhost" || host.endsWith(".localhost") || isPrivateAddress(host))) throw refuse(host);
+  if (isIP(host) !== 0) return;
   let addresses: { address: string }[];
   try {
     const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("timeout")), DNS_TIMEOUT_MS).unref());
@@ -93,7 +97,7 @@ async function refusePrivate(hostname: string): Promise<void> {
     if (code === "ENOTFOUND" || code === "ENODATA") throw new ApiError("invalid_url", `"url" names a host that does not resolve: ${host}`);
     return; // the resolver is slow or down now: the address is checked again at every delivery
   }
-  const found = addresses.find((a) => isPrivateAddress(a.address));
+  const found = allowPrivate ? undefined : addresses.find((a) => isPrivateAddress(a.address));
   if (found !== undefined) throw refuse(found.address);
 }
 

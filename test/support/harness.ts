@@ -29,8 +29,8 @@ export interface TestTenant {
   keys: Record<Scope | "all", string>;
 }
 
-/** Starts one server for the calling test file and stops it after the file. */
-export function useServer(): () => TestServer {
+/** Starts one server for the calling test file and stops it after the file; `env` adds settings. */
+export function useServer(env: Record<string, string> = {}): () => TestServer {
   let server: TestServer | undefined;
   let close: (() => Promise<void>) | undefined;
   beforeAll(async () => {
@@ -40,6 +40,7 @@ export function useServer(): () => TestServer {
       CRIBLINE_CURSOR_SECRET: randomBytes(24).toString("hex"),
       LOG_LEVEL: "silent",
       CRIBLINE_SYNC_BODY_LIMIT: String(1024 * 1024),
+      ...env,
     });
     const storage = await openStorage(config.database);
     await migrateToLatest(storage);
