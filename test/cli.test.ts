@@ -359,6 +359,26 @@ describe("cribline serve sends webhooks", () => {
     },
   );
 
+  it("announces what an import stores, like sync, and nothing when the same file is imported again", { timeout: SLOW }, async () => {
+    await tenantWithEndpoint();
+    const records = withdrawals(30);
+    const file = workspace().file("withdrawals.ndjson", ndjson(records));
+    const messages = async () => {
+      const storage = await openStorage(parseDatabaseUrl(workspace().env.DATABASE_URL!));
+      try {
+        const rows = await storage.db.selectFrom("webhook_messages").select(["type", "payload"]).execute();
+        return rows.map((row) => `${row.type} ${JSON.parse(row.payload).data.id}`).sort();
+      } finally {
+        await storage.close();
+      }
+    };
+    expectSuccess(await workspace().run(["import", "withdrawals", file, "--tenant", "acme"]));
+    const announced = await messages();
+    expect(announced).toEqual(records.map((r) => `withdrawal.created ${r.id}`).sort());
+    expectSuccess(await workspace().run(["import", "withdrawals", file, "--tenant", "acme"]));
+    expect(await messages()).toEqual(announced);
+  });
+
   it("refuses a loopback endpoint by default, and sends it nothing", { timeout: SLOW }, async () => {
     receiver.received.length = 0;
     const { key } = await tenantWithEndpoint();
