@@ -23,6 +23,8 @@ export interface AppDeps {
   cursors: CursorCodec;
   /** Milliseconds since the epoch; createdAt and updatedAt come from it. */
   clock?: () => number;
+  /** Called when a sync has committed webhook deliveries: this process's loop sends them now. */
+  deliveriesQueued?: () => void;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -42,15 +42,20 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     throw error;
   }
   const demo = config.demoOnFirstStart && options.seedDemo !== false ? await seedDemoOnFirstStart(storage) : undefined;
-  const app = await buildApp({ config, storage, cursors: await cursorCodecFor(config, storage) });
+  // Every process sends webhooks; leases keep two from sending one attempt (webhooks/delivery.ts).
+  let onDeliveryError = (err: unknown): void => void process.stderr.write(`cribline: webhook delivery failed: ${String(err)}\n`);
+  const deliveries = new DeliveryLoop(storage.db, { allowPrivate: config.webhooksAllowPrivate }, (err) => onDeliveryError(err));
+  const app = await buildApp({
+    config,
+    storage,
+    cursors: await cursorCodecFor(config, storage),
+    deliveriesQueued: () => deliveries.wake(),
+  });
   onBackgroundError = (err) => app.log.warn({ err }, "database connection lost; it is reopened on the next query");
+  onDeliveryError = (err) => app.log.error({ err }, "webhook delivery failed");
   const url = await app.listen({ port: config.port, host: config.host });
   if (demo !== undefined) announceDemo(demo, url.replace("127.0.0.1", "localhost"), print);
   print(`cribline listening on ${url} (API reference: ${url}/docs)`);
-  // Every process sends webhooks; leases keep two from sending one attempt (webhooks/delivery.ts).
-  const deliveries = new DeliveryLoop(storage.db, { allowPrivate: config.webhooksAllowPrivate }, (err) =>
-    app.log.error({ err }, "webhook delivery failed"),
-  );
   deliveries.start();
   let closing: Promise<void> | undefined;
   // Requests in flight and attempts in flight finish first; then the database closes.

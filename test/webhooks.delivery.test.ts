@@ -5,6 +5,7 @@
  * fails the delivery, private addresses are refused unless allowed, and a delivery whose
  * sender died is sent again once its lease expires. The clock is injected.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeliveryLoop, RETRY_DELAYS_MS } from "../src/webhooks/delivery.js";
@@ -198,4 +199,59 @@ describe("webhook delivery", () => {
       .executeTakeFirstOrThrow();
     expect(receiver.received[0]!.headers["webhook-id"]).toBe(message.id);
   });
+
+  it("takes the next round at once after a full one, without waiting for the next poll", async () => {
+    const { srv, tenant } = await setup();
+    await syncNow(
+      srv,
+      tenant,
+      Array.from({ length: 23 }, () => withdrawal()),
+    );
+    const running = loop(srv, { batchSize: 5 });
+    running.start(3_600_000); // the next poll after a round that was not full is an hour away
+    try {
+      await eventually(() => receiver.received.length === 23);
+      expect(new Set(receiver.received.map((r) => r.headers["webhook-id"])).size).toBe(23);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("sends at once when woken (sync wakes its process's loop), not at the next poll", async () => {
+    const { srv, tenant } = await setup();
+    const running = loop(srv);
+    running.start(3_600_000);
+    try {
+      await sleep(50); // the first poll found nothing
+      await syncNow(srv, tenant, [withdrawal()]);
+      running.wake();
+      await eventually(() => receiver.received.length === 1);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("records every attempt of a busy round, whatever order they end in", async () => {
+    const { srv, tenant } = await setup();
+    await syncNow(
+      srv,
+      tenant,
+      Array.from({ length: 60 }, () => withdrawal()),
+    );
+    receiver.answers = Array.from({ length: 60 }, (_, i) => (i % 3 === 0 ? 500 : 200));
+    expect(await loop(srv, { batchSize: 60 }).runOnce()).toBe(60);
+    const logged = await attempts(srv, tenant);
+    expect(logged).toHaveLength(60);
+    expect(logged.filter((a) => a.status_code === 500)).toHaveLength(20);
+    const states = await srv.storage.db.selectFrom("webhook_deliveries").select("status").where("tenant_id", "=", tenant.id).execute();
+    expect(states.filter((d) => d.status === "pending")).toHaveLength(20);
+    expect(states.filter((d) => d.status === "succeeded")).toHaveLength(40);
+  });
 });
+
+/** Waits for a condition that a background loop makes true (10 s at most). */
+async function eventually(condition: () => boolean): Promise<void> {
+  for (const started = Date.now(); !condition(); await sleep(10)) {
+    if (Date.now() - started > 10_000) throw new Error("condition not met in 10 s");
+  }
+}

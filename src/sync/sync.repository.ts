@@ -16,6 +16,8 @@ export interface BatchOutcome {
   unchanged: number;
   /** Transactions stored with other content; when any, nothing was written. */
   conflicts: string[];
+  /** Webhook deliveries queued in the same transaction. */
+  deliveries: number;
 }
 
 const bodyQueries = new QueryTemplates<{ id: string; body: string; created_at: number }>();
@@ -91,7 +93,7 @@ export async function writeBatchIn(
     tenantId,
     contents.map((c) => c.id),
   );
-  const outcome: BatchOutcome = { created: [], updated: [], unchanged: 0, conflicts: [] };
+  const outcome: BatchOutcome = { created: [], updated: [], unchanged: 0, conflicts: [], deliveries: 0 };
   for (const content of contents) {
     const body = stored.get(content.id)?.body;
     if (body === undefined) outcome.created.push(content);
@@ -119,7 +121,7 @@ export async function writeBatchIn(
       .execute();
   }
   // Announced in the same transaction: an acknowledged change is never left unannounced.
-  await recordMessages(
+  outcome.deliveries = await recordMessages(
     trx,
     collection,
     tenantId,

@@ -14,7 +14,7 @@ const SyncResult = Type.Object(
   { additionalProperties: false },
 );
 
-export function registerSyncRoutes(app: FastifyInstance, { storage, clock = Date.now }: AppDeps): void {
+export function registerSyncRoutes(app: FastifyInstance, { storage, clock = Date.now, deliveriesQueued }: AppDeps): void {
   for (const collection of COLLECTIONS) {
     const url = `/v1/sync/${collection.name}`;
     const rule =
@@ -39,7 +39,7 @@ export function registerSyncRoutes(app: FastifyInstance, { storage, clock = Date
       },
       async (request) => {
         const { tenantId } = principalOf(request);
-        return syncBatch(storage.db, collection, tenantId, request.body, clock);
+        return syncBatch(storage.db, collection, tenantId, request.body, clock, deliveriesQueued);
       },
     );
     app.route({

@@ -19,6 +19,8 @@ export async function syncBatch(
   tenantId: number,
   body: unknown,
   clock: () => number = Date.now,
+  /** Called once the batch is committed, when it queued webhook deliveries. */
+  deliveriesQueued: () => void = () => undefined,
 ): Promise<SyncResult> {
   const records = validateBatch(collection, body);
   const outcome = await writeBatch(
@@ -36,5 +38,6 @@ export async function syncBatch(
       { ids: shown },
     );
   }
+  if (outcome.deliveries > 0) deliveriesQueued();
   return { created: outcome.created.length, updated: outcome.updated.length, unchanged: outcome.unchanged };
 }

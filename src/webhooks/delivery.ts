@@ -6,8 +6,9 @@
  * Each delivery is sent on its own, so one slow or dead endpoint never holds up the others.
  */
 import { randomBytes } from "node:crypto";
-import { sql, type Kysely } from "kysely";
+import { sql, type Kysely, type Transaction } from "kysely";
 import { engineOf } from "../storage/engine.js";
+import { fixedChunks, insertMany } from "../storage/query-template.js";
 import type { Schema } from "../storage/schema.js";
 import { setEndpointDisabledIn } from "./endpoint.repository.js";
 import { post, type SendOptions, type SendResult } from "./send.js";
@@ -33,6 +34,8 @@ export interface DeliveryOptions extends SendOptions {
   leaseMs: number;
   /** Random number in [0, 1) for the jitter. */
   random: () => number;
+  /** Attempts under way at once in one process, at most; a round is taken only with room for it. */
+  maxInFlight: number;
 }
 
 export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = {
@@ -42,6 +45,7 @@ export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = {
   timeoutMs: 15 * SECOND,
   allowPrivate: false,
   random: Math.random,
+  maxInFlight: 500,
 };
 
 interface Taken {
@@ -90,21 +94,68 @@ export function nextAttemptAt(attempts: number, now: number, result: SendResult,
   return now + Math.max(jittered, asked);
 }
 
-async function attempt(db: Kysely<Schema>, taken: Taken, options: DeliveryOptions): Promise<void> {
-  const [message, endpoint] = await Promise.all([
-    db
+/** A key of (tenant_id, id) as one string, for maps. */
+const keyOf = (tenantId: number, id: string) => `${tenantId} ${id}`;
+
+/** Distinct (tenant_id, id) pairs, in runs of a few fixed sizes (see fixedChunks). */
+function chunksOf(pairs: readonly [number, string][]): [number, string][][] {
+  return fixedChunks([...new Map(pairs.map((pair) => [keyOf(...pair), pair])).values()]);
+}
+
+interface Round {
+  messages: Map<string, { type: string; payload: string }>;
+  endpoints: Map<string, { url: string; secret: string; previous_secret: string | null; previous_secret_until: number | null }>;
+}
+
+/** The messages and endpoints of the deliveries taken: a few queries per round, not two per delivery. */
+async function load(db: Kysely<Schema>, taken: readonly Taken[]): Promise<Round> {
+  const round: Round = { messages: new Map(), endpoints: new Map() };
+  for (const part of chunksOf(taken.map((t) => [t.tenant_id, t.message_id]))) {
+    const rows = await db
       .selectFrom("webhook_messages")
-      .select(["type", "payload"])
-      .where("tenant_id", "=", taken.tenant_id)
-      .where("id", "=", taken.message_id)
-      .executeTakeFirstOrThrow(),
-    db
+      .select(["tenant_id", "id", "type", "payload"])
+      .where((eb) =>
+        eb(
+          eb.refTuple("tenant_id", "id"),
+          "in",
+          part.map(([tenant, id]) => eb.tuple(tenant, id)),
+        ),
+      )
+      .execute();
+    for (const row of rows) round.messages.set(keyOf(row.tenant_id, row.id), row);
+  }
+  for (const part of chunksOf(taken.map((t) => [t.tenant_id, t.endpoint_id]))) {
+    const rows = await db
       .selectFrom("webhook_endpoints")
-      .select(["url", "secret", "previous_secret", "previous_secret_until"])
-      .where("tenant_id", "=", taken.tenant_id)
-      .where("id", "=", taken.endpoint_id)
-      .executeTakeFirst(),
-  ]);
+      .select(["tenant_id", "id", "url", "secret", "previous_secret", "previous_secret_until"])
+      .where((eb) =>
+        eb(
+          eb.refTuple("tenant_id", "id"),
+          "in",
+          part.map(([tenant, id]) => eb.tuple(tenant, id)),
+        ),
+      )
+      .execute();
+    for (const row of rows) round.endpoints.set(keyOf(row.tenant_id, row.id), row);
+  }
+  return round;
+}
+
+interface Outcome {
+  taken: Taken;
+  eventType: string;
+  result: SendResult;
+  /** The endpoint was deleted since the delivery was taken. */
+  gone: boolean;
+  /** When the attempt ended. */
+  at: number;
+}
+
+/** Sends one delivery taken in `round`; resolves with what came of it. */
+async function send(taken: Taken, round: Round, options: DeliveryOptions): Promise<Outcome> {
+  const message = round.messages.get(keyOf(taken.tenant_id, taken.message_id));
+  const endpoint = round.endpoints.get(keyOf(taken.tenant_id, taken.endpoint_id));
+  if (message === undefined) throw new Error(`delivery ${taken.id} has no message ${taken.message_id}`);
   const sentAt = options.clock();
   let result: SendResult;
   if (endpoint === undefined) {
@@ -115,54 +166,115 @@ async function attempt(db: Kysely<Schema>, taken: Taken, options: DeliveryOption
     const headers = webhookHeaders(secrets, taken.message_id, Math.floor(sentAt / SECOND), message.payload);
     result = await post(endpoint.url, headers, message.payload, options);
   }
-  await record(db, taken, message.type, result, endpoint === undefined, options);
+  return { taken, eventType: message.type, result, gone: endpoint === undefined, at: options.clock() };
 }
 
-/** Records an attempt and what it means for the delivery (and, on 410, its endpoint). */
-async function record(
-  db: Kysely<Schema>,
-  taken: Taken,
-  eventType: string,
-  result: SendResult,
-  gone: boolean,
-  options: DeliveryOptions,
-): Promise<void> {
-  const now = options.clock();
-  const succeeded = result.status !== undefined && result.status >= 200 && result.status < 300;
-  const endpointGone = gone || result.status === 410;
-  const next = succeeded || endpointGone ? undefined : nextAttemptAt(taken.attempts, now, result, options.random);
-  const status = succeeded ? "succeeded" : next === undefined ? "failed" : "pending";
-  await db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto("webhook_attempts")
-      .values({
-        tenant_id: taken.tenant_id,
-        id: `att_${randomBytes(12).toString("base64url")}`,
-        delivery_id: taken.id,
-        endpoint_id: taken.endpoint_id,
-        message_id: taken.message_id,
-        event_type: eventType,
-        attempted_at: now - result.durationMs,
-        status_code: result.status ?? null,
-        duration_ms: result.durationMs,
-        error: result.error ?? (succeeded ? null : `HTTP ${result.status}`),
-        next_attempt_at: next ?? null,
-      })
-      .execute();
+const ATTEMPT_COLUMNS = [
+  "tenant_id",
+  "id",
+  "delivery_id",
+  "endpoint_id",
+  "message_id",
+  "event_type",
+  "attempted_at",
+  "status_code",
+  "duration_ms",
+  "error",
+  "next_attempt_at",
+];
+
+/**
+ * Records attempts and what each means for its delivery (and, on 410, its endpoint), all in
+ * one transaction: attempts that end together share one commit.
+ */
+async function record(trx: Transaction<Schema>, outcomes: readonly Outcome[], random: () => number): Promise<void> {
+  const attempts: unknown[][] = [];
+  const gone: Outcome[] = [];
+  for (const outcome of outcomes) {
+    const { taken, eventType, result, gone: deleted, at } = outcome;
+    const succeeded = result.status !== undefined && result.status >= 200 && result.status < 300;
+    const next = succeeded || deleted || result.status === 410 ? undefined : nextAttemptAt(taken.attempts, at, result, random);
+    const status = succeeded ? "succeeded" : next === undefined ? "failed" : "pending";
+    attempts.push([
+      taken.tenant_id,
+      `att_${randomBytes(12).toString("base64url")}`,
+      taken.id,
+      taken.endpoint_id,
+      taken.message_id,
+      eventType,
+      at - result.durationMs,
+      result.status ?? null,
+      result.durationMs,
+      result.error ?? (succeeded ? null : `HTTP ${result.status}`),
+      next ?? null,
+    ]);
     await trx
       .updateTable("webhook_deliveries")
-      .set({ status, next_attempt_at: next ?? null, lease_until: null, updated_at: now })
+      .set({ status, next_attempt_at: next ?? null, lease_until: null, updated_at: at })
       .where("tenant_id", "=", taken.tenant_id)
       .where("id", "=", taken.id)
       .execute();
-    // Its other pending deliveries are paused with it (an admin may enable it again).
-    if (result.status === 410) await setEndpointDisabledIn(trx, taken.tenant_id, taken.endpoint_id, "the endpoint answered 410 Gone", now);
-  });
+    if (result.status === 410) gone.push(outcome);
+  }
+  await insertMany(trx, "webhook_attempts", ATTEMPT_COLUMNS, attempts);
+  // Its other pending deliveries are paused with it (an admin may enable it again).
+  for (const { taken, at } of gone) {
+    await setEndpointDisabledIn(trx, taken.tenant_id, taken.endpoint_id, "the endpoint answered 410 Gone", at);
+  }
+}
+
+/**
+ * Group commit: outcomes queue while a transaction writes the previous ones, then go in one
+ * transaction together, so a busy loop commits a few times per round, not once per attempt.
+ */
+class Recorder {
+  private queue: { outcome: Outcome; done: (error?: unknown) => void }[] = [];
+  private writing = false;
+
+  constructor(
+    private readonly db: Kysely<Schema>,
+    private readonly random: () => number,
+  ) {}
+
+  /** Resolves once the outcome is committed. */
+  add(outcome: Outcome): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ outcome, done: (error) => (error === undefined ? resolve() : reject(error)) });
+      void this.write();
+    });
+  }
+
+  private async write(): Promise<void> {
+    if (this.writing) return;
+    this.writing = true;
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, 500);
+      try {
+        await this.db.transaction().execute((trx) =>
+          record(
+            trx,
+            batch.map((b) => b.outcome),
+            this.random,
+          ),
+        );
+        for (const b of batch) b.done();
+      } catch (error) {
+        // Not recorded: each delivery's lease expires and it is sent again.
+        for (const b of batch) b.done(error);
+      }
+    }
+    this.writing = false;
+  }
 }
 
 export class DeliveryLoop {
   private readonly options: DeliveryOptions;
+  private readonly recorder: Recorder;
   private timer: NodeJS.Timeout | undefined;
+  private tick: (() => void) | undefined;
+  /** A wake came while a poll was under way: poll again as soon as it ends. */
+  private again = false;
+  private stopped = true;
   private running: Promise<unknown> = Promise.resolve();
   private readonly inFlight = new Set<Promise<void>>();
 
@@ -172,6 +284,7 @@ export class DeliveryLoop {
     private readonly onError: (err: unknown) => void = () => undefined,
   ) {
     this.options = { ...DEFAULT_DELIVERY_OPTIONS, ...options };
+    this.recorder = new Recorder(db, this.options.random);
   }
 
   /**
@@ -180,35 +293,68 @@ export class DeliveryLoop {
    */
   async runOnce(): Promise<number> {
     const taken = await take(this.db, this.options.clock(), this.options);
-    await Promise.all(this.dispatch(taken));
+    await Promise.all(await this.dispatch(taken));
     return taken.length;
   }
 
   /** Starts one attempt per delivery taken, each tracked until it is recorded. */
-  private dispatch(taken: Taken[]): Promise<void>[] {
+  private async dispatch(taken: Taken[]): Promise<Promise<void>[]> {
+    if (taken.length === 0) return [];
+    const round = await load(this.db, taken);
     return taken.map((t) => {
-      const sending = attempt(this.db, t, this.options).catch(this.onError);
+      const sending = send(t, round, this.options)
+        .then((outcome) => this.recorder.add(outcome))
+        .catch(this.onError);
       this.inFlight.add(sending);
-      void sending.finally(() => this.inFlight.delete(sending));
+      void sending.finally(() => {
+        this.inFlight.delete(sending);
+        // A loop that waited for room goes on at once.
+        if (this.inFlight.size === this.options.maxInFlight - this.options.batchSize) this.wake();
+      });
       return sending;
     });
   }
 
-  /** Polls every `intervalMs`; attempts run concurrently, each bounded by its timeout. */
+  /**
+   * Polls every `intervalMs`, and at once again after a full round (more is due) as long as
+   * fewer than `maxInFlight` attempts are under way. Attempts run concurrently, each bounded
+   * by its timeout, so a slow endpoint holds up only its own deliveries.
+   */
   start(intervalMs = 500): void {
+    this.stopped = false;
     const tick = () => {
-      this.running = take(this.db, this.options.clock(), this.options)
-        .then((taken) => this.dispatch(taken))
+      this.timer = undefined;
+      this.again = false;
+      let full = false;
+      const room = this.inFlight.size + this.options.batchSize <= this.options.maxInFlight;
+      this.running = (room ? take(this.db, this.options.clock(), this.options) : Promise.resolve([]))
+        .then((taken) => {
+          full = taken.length === this.options.batchSize;
+          return this.dispatch(taken);
+        })
         .catch(this.onError)
         .finally(() => {
-          if (this.timer !== undefined) this.timer = setTimeout(tick, intervalMs).unref();
+          if (!this.stopped && this.timer === undefined) this.timer = setTimeout(tick, full || this.again ? 0 : intervalMs).unref();
         });
     };
+    this.tick = tick;
     this.timer = setTimeout(tick, 0).unref();
+  }
+
+  /** Polls now instead of at the next interval (or right after the poll under way). */
+  wake(): void {
+    if (this.stopped || this.tick === undefined) return;
+    if (this.timer === undefined) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.timer = setTimeout(this.tick, 0).unref();
   }
 
   /** Stops polling and waits for the attempts in flight to be recorded. */
   async stop(): Promise<void> {
+    this.stopped = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
     await this.running;

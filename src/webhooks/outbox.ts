@@ -39,17 +39,20 @@ function newId(prefix: string): string {
   return `${prefix}${randomBytes(16).toString("base64url")}`;
 }
 
-/** Writes a message (and its deliveries) for each change some endpoint takes; `now` stamps them. */
+/**
+ * Writes a message (and its deliveries) for each change some endpoint takes; `now` stamps them.
+ * Returns how many deliveries it queued.
+ */
 export async function recordMessages(
   trx: Transaction<Schema>,
   collection: Collection,
   tenantId: number,
   changes: readonly RecordChange[],
   now: number,
-): Promise<void> {
-  if (changes.length === 0) return;
+): Promise<number> {
+  if (changes.length === 0) return 0;
   const endpoints = await enabledEndpoints(trx, tenantId);
-  if (endpoints.length === 0) return;
+  if (endpoints.length === 0) return 0;
   const messages: unknown[][] = [];
   const deliveries: unknown[][] = [];
   const timestamp = formatTime(now);
@@ -65,4 +68,5 @@ export async function recordMessages(
   }
   await insertMany(trx, "webhook_messages", MESSAGE_COLUMNS, messages);
   await insertMany(trx, "webhook_deliveries", DELIVERY_COLUMNS, deliveries);
+  return deliveries.length;
 }
