@@ -13,4 +13,6 @@ export default tseslint.config(
       "@typescript-eslint/no-non-null-assertion": "off",
     },
   },
+  // The example client is plain JavaScript outside the TypeScript project: linted without types.
+  { files: ["examples/**/*.mjs"], ...tseslint.configs.disableTypeChecked },
 );

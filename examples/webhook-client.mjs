@@ -1,0 +1,272 @@
+#!/usr/bin/env node
+/**
+ * An example cribline integrator, in plain Node.js (20 or later) with no dependencies.
+ * See docs/webhooks.md for the guide this belongs to.
+ *
+ *   node examples/webhook-client.mjs receive   --secret whsec_... --store store.jsonl [--port 4000]
+ *   node examples/webhook-client.mjs reconcile --api http://localhost:3000 --key crib_... \
+ *        --store store.jsonl --since 2026-11-22T08:00:00Z [--lateness 72h] [--until <time>]
+ *
+ * `receive` is the webhook endpoint: it checks each request's Standard Webhooks signature,
+ * de-duplicates on `webhook-id`, and records every record it learns of in the store.
+ * `reconcile` re-reads a time window through the read API and adds to the store what the
+ * webhooks missed (an outage of this receiver, an endpoint that was disabled, ...).
+ *
+ * The store is a JSON-lines file that survives restarts, one line per webhook-id seen and
+ * one per record (by collection and id). A real integration would use its own database, with
+ * unique keys on the webhook-id and on (collection, id) instead.
+ *
+ * Every flag can also come from the environment: CRIBLINE_API_URL, CRIBLINE_API_KEY,
+ * CRIBLINE_WEBHOOK_SECRET, RECEIVER_PORT, RECEIVER_HOST, STORE_FILE.
+ */
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { appendFileSync, closeSync, openSync, readSync, statSync } from "node:fs";
+import { createServer } from "node:http";
+import { parseArgs } from "node:util";
+
+const TOLERANCE_SECONDS = 5 * 60; // refuse a timestamp further off than this (replayed requests)
+const MAX_BODY_BYTES = 1024 * 1024; // an event is a few KiB at most
+// The lists with an event date, which a time window can re-read; master data has none.
+const TRANSACTION_LISTS = ["withdrawals", "returns", "exchanges", "training-records"];
+
+const log = (mode, line) => console.log(`[${mode}] ${line}`);
+
+// ---------------------------------------------------------------------------------------
+// The store. Two processes may share it (`receive` running, `reconcile` from cron): before
+// deciding whether something is new, each reads what the other appended since it last looked.
+
+function openStore(file) {
+  const webhookIds = new Set();
+  const records = new Map(); // "collection/id" -> version (updatedAt for master data, else createdAt)
+  let offset = 0;
+
+  function refresh() {
+    let size;
+    try {
+      size = statSync(file).size;
+    } catch {
+      return; // no file yet: nothing stored
+    }
+    if (size <= offset) return;
+    const buffer = Buffer.alloc(size - offset);
+    const fd = openSync(file, "r");
+    try {
+      readSync(fd, buffer, 0, buffer.length, offset);
+    } finally {
+      closeSync(fd);
+    }
+    const end = buffer.lastIndexOf(10) + 1; // whole lines only
+    offset += end;
+    for (const line of buffer.subarray(0, end).toString("utf8").split("\n")) {
+      if (line === "") continue;
+      const entry = JSON.parse(line);
+      if (entry.webhookId !== undefined) webhookIds.add(entry.webhookId);
+      else records.set(`${entry.collection}/${entry.id}`, entry.version);
+    }
+  }
+
+  function append(entry) {
+    appendFileSync(file, JSON.stringify(entry) + "\n"); // written before the request is answered
+    refresh();
+  }
+
+  refresh();
+  return {
+    get size() {
+      return records.size;
+    },
+    seenWebhook(id) {
+      refresh();
+      return webhookIds.has(id);
+    },
+    markWebhook(id) {
+      append({ webhookId: id, at: new Date().toISOString() });
+    },
+    /** Stores a record unless this version of it is known already; true when it was new. */
+    remember(collection, record, via) {
+      refresh();
+      const version = record.updatedAt ?? record.createdAt;
+      const known = records.get(`${collection}/${record.id}`);
+      if (known !== undefined && known >= version) return false;
+      append({ collection, id: record.id, version, via, record });
+      return true;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Verifying a Standard Webhooks signature (https://www.standardwebhooks.com). The libraries
+// listed there do the same; this is it written out.
+
+/** Why the request must be refused, or undefined when it is genuine. */
+function verify(secret, headers, body, nowSeconds) {
+  const id = headers["webhook-id"];
+  const timestamp = headers["webhook-timestamp"];
+  const signatures = headers["webhook-signature"];
+  if (!id || !timestamp || !signatures) return "missing webhook-id, webhook-timestamp or webhook-signature";
+  if (!/^\d+$/.test(timestamp) || Math.abs(nowSeconds - Number(timestamp)) > TOLERANCE_SECONDS) {
+    return `timestamp ${timestamp} is more than ${TOLERANCE_SECONDS} s off`;
+  }
+  // HMAC-SHA256 keyed by the secret's bytes (base64 after "whsec_"), over "id.timestamp.body",
+  // on the body's raw bytes: parsing and re-serialising the JSON would change them.
+  const key = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
+  const expected = createHmac("sha256", key).update(`${id}.${timestamp}.`).update(body).digest();
+  // Several space-separated signatures while a secret is being rotated: any one may match.
+  for (const candidate of signatures.split(" ")) {
+    const [version, value = ""] = candidate.split(",");
+    const given = Buffer.from(value, "base64");
+    if (version === "v1" && given.length === expected.length && timingSafeEqual(given, expected)) return undefined;
+  }
+  return "no signature matches";
+}
+
+// ---------------------------------------------------------------------------------------
+// receive
+
+function receive({ secret, store: file, port, host }) {
+  if (!secret?.startsWith("whsec_")) fail("--secret whsec_... (or CRIBLINE_WEBHOOK_SECRET) is required");
+  const store = openStore(file);
+
+  const server = createServer((req, res) => {
+    const answer = (status, line) => {
+      log("receive", line);
+      res.writeHead(status).end();
+    };
+    if (req.method !== "POST") return answer(405, `refused ${req.method} ${req.url}: webhooks are POSTs (405)`);
+    const chunks = [];
+    let bytes = 0;
+    req.on("data", (chunk) => {
+      bytes += chunk.length;
+      if (bytes <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    req.on("end", () => {
+      if (bytes > MAX_BODY_BYTES) return answer(413, `refused a body of ${bytes} bytes (413)`);
+      const body = Buffer.concat(chunks);
+      const problem = verify(secret, req.headers, body, Math.floor(Date.now() / 1000));
+      if (problem !== undefined) return answer(401, `refused ${req.headers["webhook-id"] ?? "a request"}: ${problem} (401)`);
+      const id = req.headers["webhook-id"];
+      // The same webhook-id comes again on every retry and replay: answer 2xx, do nothing.
+      if (store.seenWebhook(id)) return answer(204, `${id} again: duplicate, ignored`);
+      let event;
+      try {
+        event = JSON.parse(body.toString("utf8"));
+      } catch {
+        return answer(400, `refused ${id}: the body is not JSON (400)`);
+      }
+      if (typeof event?.type !== "string" || typeof event.data?.id !== "string") return answer(400, `refused ${id}: not an event (400)`);
+      // "withdrawal.created" -> "withdrawals", "cost-center.updated" -> "cost-centers", ...
+      const collection = `${event.type.split(".")[0]}s`;
+      try {
+        // A record can be known already: from reconcile, or from another event with its data.
+        const stored = store.remember(collection, event.data, "webhook");
+        store.markWebhook(id); // after the record: a crash in between makes the retry find it
+        // Answer quickly (cribline waits 15 s at most); do anything slow after answering.
+        answer(204, `${id} ${event.type} ${collection}/${event.data.id}: ${stored ? "stored" : "known already"}`);
+      } catch (error) {
+        answer(500, `could not store ${id}: ${error.message} (500: cribline sends it again later)`);
+      }
+    });
+  });
+
+  server.listen(Number(port), host, () => {
+    const { port: actual } = server.address();
+    log("receive", `listening on http://${host}:${actual} (store ${file}: ${store.size} records)`);
+  });
+  for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => server.close(() => process.exit(0)));
+}
+
+// ---------------------------------------------------------------------------------------
+// reconcile
+
+async function reconcile({ api, key, store: file, since, lateness, until, collections }) {
+  if (!api || !key) fail("--api <base URL> and --key crib_... (or CRIBLINE_API_URL, CRIBLINE_API_KEY) are required");
+  if (since === undefined) fail("--since is required: when the outage began (a date-time, or a duration ago such as 24h)");
+  const store = openStore(file);
+  // The window matches the event date (deliveredAt, completedAt), not the time of sync. A
+  // record a device syncs during the outage can have an event date long before it began, so
+  // the window starts the longest lateness expected of a device before the outage.
+  const from = new Date(timeOf(since) - durationOf(lateness));
+  const to = until === undefined ? new Date() : new Date(timeOf(until));
+  let read = 0;
+  let missed = 0;
+  for (const collection of collections.split(",")) {
+    const windowed = TRANSACTION_LISTS.includes(collection);
+    let listRead = 0;
+    let listMissed = 0;
+    // The same filters on every page: a cursor only works with the ones it was made for.
+    const query = windowed ? { createdSince: from.toISOString(), createdUntil: to.toISOString(), limit: "100" } : { limit: "100" };
+    let cursor = null;
+    do {
+      const url = new URL(`v1/${collection}?${new URLSearchParams(cursor === null ? query : { ...query, cursor })}`, withSlash(api));
+      const page = await getJson(url, key);
+      for (const record of page.data) {
+        listRead += 1;
+        if (store.remember(collection, record, "reconcile")) listMissed += 1;
+      }
+      cursor = page.cursor;
+    } while (cursor !== null);
+    const scope = windowed ? `event dates ${from.toISOString()} to ${to.toISOString()}` : "the whole list (master data has no event date)";
+    log("reconcile", `${collection}, ${scope}: ${listRead} read, ${listMissed} missed by webhooks`);
+    read += listRead;
+    missed += listMissed;
+  }
+  log("reconcile", `done: ${read} records read, ${missed} missed by webhooks and added to ${file}`);
+}
+
+/** GET with the key; waits and tries again while cribline answers 503 (it says how long). */
+async function getJson(url, key) {
+  for (let attempt = 1; ; attempt += 1) {
+    const response = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
+    if (response.ok) return response.json();
+    const text = await response.text();
+    if (response.status !== 503 || attempt === 5) throw new Error(`GET ${url.pathname}: ${response.status} ${text}`);
+    await new Promise((resolve) => setTimeout(resolve, 1000 * Number(response.headers.get("retry-after") ?? 1)));
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Command line
+
+/** "90s", "30m", "72h", "7d" or "0", in milliseconds. */
+function durationOf(text) {
+  const match = /^(\d+)([smhd]?)$/.exec(text);
+  if (match === null || (match[2] === "" && match[1] !== "0")) fail(`not a duration: ${text} (use 90s, 30m, 72h, 7d or 0)`);
+  return Number(match[1]) * { "": 0, s: 1e3, m: 60e3, h: 3600e3, d: 86400e3 }[match[2]];
+}
+
+/** A date-time with time and zone (2026-11-22T08:00:00Z), or a duration meaning that long ago. */
+function timeOf(text) {
+  if (/^\d+[smhd]$/.test(text)) return Date.now() - durationOf(text);
+  const ms = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/i.test(text) ? Date.parse(text) : NaN;
+  if (Number.isNaN(ms)) fail(`not a date-time with time and zone, nor a duration: ${text}`);
+  return ms;
+}
+
+const withSlash = (url) => (url.endsWith("/") ? url : `${url}/`);
+
+function fail(message) {
+  console.error(`webhook-client: ${message}`);
+  process.exit(2);
+}
+
+const env = process.env;
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: {
+    api: { type: "string", default: env.CRIBLINE_API_URL ?? "http://localhost:3000" },
+    key: { type: "string", default: env.CRIBLINE_API_KEY },
+    secret: { type: "string", default: env.CRIBLINE_WEBHOOK_SECRET },
+    port: { type: "string", default: env.RECEIVER_PORT ?? "4000" },
+    host: { type: "string", default: env.RECEIVER_HOST ?? "127.0.0.1" },
+    store: { type: "string", default: env.STORE_FILE ?? "cribline-store.jsonl" },
+    collections: { type: "string", default: TRANSACTION_LISTS.join(",") },
+    since: { type: "string" },
+    lateness: { type: "string", default: "72h" },
+    until: { type: "string" },
+  },
+});
+
+const mode = positionals[0];
+if (mode === "receive") receive(values);
+else if (mode === "reconcile") await reconcile(values).catch((error) => fail(error.message));
+else fail("usage: webhook-client.mjs receive|reconcile [flags]; see the comment at the top of this file");
