@@ -231,6 +231,37 @@ describe("webhook delivery", () => {
     }
   });
 
+  it("keeps an endpoint that does not answer from holding up the others", async () => {
+    const { srv, tenant } = await setup();
+    const slow = new Receiver();
+    await slow.open();
+    slow.answers = Array.from({ length: 1000 }, () => "hang" as const);
+    const slowTenant = await newTenant(srv);
+    await insertEndpoint(srv.storage.db, slowTenant.id, slow.url, ["withdrawal.created"], clock.now);
+    // The slow endpoint's 100 deliveries are due first.
+    await syncNow(
+      srv,
+      slowTenant,
+      Array.from({ length: 100 }, () => withdrawal()),
+    );
+    clock.now += 1;
+    await syncNow(
+      srv,
+      tenant,
+      Array.from({ length: 10 }, () => withdrawal()),
+    );
+    const running = loop(srv, { batchSize: 10, maxInFlight: 40, maxPerEndpoint: 5, timeoutMs: 60_000 });
+    running.start(50);
+    try {
+      await eventually(() => receiver.received.length === 10);
+      // At most one round beyond its share went to the slow endpoint.
+      expect(slow.received.length).toBeLessThanOrEqual(5 + 10);
+    } finally {
+      await slow.close();
+      await running.stop();
+    }
+  });
+
   it("records every attempt of a busy round, whatever order they end in", async () => {
     const { srv, tenant } = await setup();
     await syncNow(

@@ -36,6 +36,11 @@ export interface DeliveryOptions extends SendOptions {
   random: () => number;
   /** Attempts under way at once in one process, at most; a round is taken only with room for it. */
   maxInFlight: number;
+  /**
+   * Attempts under way at once to one endpoint in one process, beyond which its deliveries wait
+   * for later rounds: a slow endpoint cannot take the room the others need.
+   */
+  maxPerEndpoint: number;
 }
 
 export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = {
@@ -46,6 +51,7 @@ export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = {
   allowPrivate: false,
   random: Math.random,
   maxInFlight: 500,
+  maxPerEndpoint: 20,
 };
 
 interface Taken {
@@ -56,8 +62,18 @@ interface Taken {
   attempts: number;
 }
 
-/** Takes up to `batchSize` due deliveries of enabled endpoints, leasing them to this process. */
-async function take(db: Kysely<Schema>, now: number, options: DeliveryOptions): Promise<Taken[]> {
+/** Runs of (tenant_id, endpoint_id) to leave out of a round: padded to a few fixed lengths. */
+function paddedBusy(busy: readonly [number, string][]): [number, string][] {
+  const size = [5, 20, 100].find((n) => n >= busy.length) ?? 100;
+  // Tenant ids start at 1: the padding matches nothing.
+  return [...busy.slice(0, size), ...Array.from({ length: Math.max(0, size - busy.length) }, (): [number, string] => [0, ""])];
+}
+
+/**
+ * Takes up to `batchSize` due deliveries of enabled endpoints, leasing them to this process;
+ * none of the `busy` endpoints', which have as many attempts under way as they may.
+ */
+async function take(db: Kysely<Schema>, now: number, options: DeliveryOptions, busy: readonly [number, string][] = []): Promise<Taken[]> {
   let due = db
     .selectFrom("webhook_deliveries as d")
     .select(["d.tenant_id", "d.id"])
@@ -76,6 +92,18 @@ async function take(db: Kysely<Schema>, now: number, options: DeliveryOptions): 
     )
     .orderBy("d.next_attempt_at")
     .limit(sql.lit(options.batchSize));
+  if (busy.length > 0) {
+    const skipped = paddedBusy(busy).map(([tenant, endpoint]) => [tenant, endpoint] as const);
+    due = due.where((eb) =>
+      eb.not(
+        eb(
+          eb.refTuple("d.tenant_id", "d.endpoint_id"),
+          "in",
+          skipped.map(([tenant, endpoint]) => eb.tuple(tenant, endpoint)),
+        ),
+      ),
+    );
+  }
   if (engineOf(db) === "postgres") due = due.forUpdate().skipLocked();
   return db
     .updateTable("webhook_deliveries")
@@ -277,6 +305,8 @@ export class DeliveryLoop {
   private stopped = true;
   private running: Promise<unknown> = Promise.resolve();
   private readonly inFlight = new Set<Promise<void>>();
+  /** Attempts under way per endpoint ("tenant endpoint"). */
+  private readonly perEndpoint = new Map<string, number>();
 
   constructor(
     private readonly db: Kysely<Schema>,
@@ -292,7 +322,7 @@ export class DeliveryLoop {
    * Returns how many deliveries it took.
    */
   async runOnce(): Promise<number> {
-    const taken = await take(this.db, this.options.clock(), this.options);
+    const taken = await take(this.db, this.options.clock(), this.options, this.busy());
     await Promise.all(await this.dispatch(taken));
     return taken.length;
   }
@@ -302,17 +332,33 @@ export class DeliveryLoop {
     if (taken.length === 0) return [];
     const round = await load(this.db, taken);
     return taken.map((t) => {
+      const endpoint = keyOf(t.tenant_id, t.endpoint_id);
+      this.perEndpoint.set(endpoint, (this.perEndpoint.get(endpoint) ?? 0) + 1);
       const sending = send(t, round, this.options)
         .then((outcome) => this.recorder.add(outcome))
         .catch(this.onError);
       this.inFlight.add(sending);
       void sending.finally(() => {
         this.inFlight.delete(sending);
+        const left = this.perEndpoint.get(endpoint)! - 1;
+        if (left === 0) this.perEndpoint.delete(endpoint);
+        else this.perEndpoint.set(endpoint, left);
         // A loop that waited for room goes on at once.
         if (this.inFlight.size === this.options.maxInFlight - this.options.batchSize) this.wake();
       });
       return sending;
     });
+  }
+
+  /** The endpoints with as many attempts under way as they may have. */
+  private busy(): [number, string][] {
+    const busy: [number, string][] = [];
+    for (const [endpoint, count] of this.perEndpoint) {
+      if (count < this.options.maxPerEndpoint) continue;
+      const at = endpoint.indexOf(" ");
+      busy.push([Number(endpoint.slice(0, at)), endpoint.slice(at + 1)]);
+    }
+    return busy;
   }
 
   /**
@@ -327,7 +373,7 @@ export class DeliveryLoop {
       this.again = false;
       let full = false;
       const room = this.inFlight.size + this.options.batchSize <= this.options.maxInFlight;
-      this.running = (room ? take(this.db, this.options.clock(), this.options) : Promise.resolve([]))
+      this.running = (room ? take(this.db, this.options.clock(), this.options, this.busy()) : Promise.resolve([]))
         .then((taken) => {
           full = taken.length === this.options.batchSize;
           return this.dispatch(taken);
