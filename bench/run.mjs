@@ -7,13 +7,15 @@
  *      scenarios' parameters in that copy;
  *   3. it starts its server in a child process (so autocannon, here, does not share the
  *      server's event loop): bench/server.mjs, or the real `cribline serve --workers 2`; runs
- *      every scenario with the same connections and duration, reads the server's peak RSS,
- *      and stops it.
+ *      every scenario with the same connections and duration, then the webhook scenarios
+ *      (webhooks.mjs: endpoints on loopback receivers in another child, bench/receiver.mjs,
+ *      made for them and deleted after), reads the server's peak RSS, and stops it.
  * Configurations run one after another, never together.
  *
  * Settings (environment): BENCH_DURATION seconds per scenario (10), BENCH_WARMUP seconds of
  * unmeasured load before each read scenario (2), BENCH_CONNECTIONS (10), BENCH_SYNC_BATCHES
- * per sync scenario (40), BENCH_CPU_PROF=<dir> to write V8 CPU profiles of the servers,
+ * per sync scenario (40), BENCH_WEBHOOK_EVENTS single-record syncs whose webhook delay is
+ * measured (200), BENCH_CPU_PROF=<dir> to write V8 CPU profiles of the servers,
  * BENCH_ENGINE (all, sqlite or postgres), BENCH_POSTGRES_URL (the server to use).
  * Exits 0 even when a target is missed: this is a report; it says which missed. It exits 1
  * only when a configuration could not be measured at all.
@@ -39,6 +41,7 @@ import {
   sqliteLookups,
   syncBodies,
 } from "./dataset.mjs";
+import { WEBHOOK_EVENT, collectArrivals, measureDelay, startReceivers, withEndpoints } from "./webhooks.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, "..");
@@ -48,15 +51,26 @@ const settings = {
   connections: positive("BENCH_CONNECTIONS", 10),
   syncBatches: positive("BENCH_SYNC_BATCHES", 40),
   syncBatchSize: 1000,
+  /** Endpoints subscribed during "sync, N webhook endpoints", each its own loopback receiver. */
+  webhookEndpoints: 3,
+  webhookEvents: positive("BENCH_WEBHOOK_EVENTS", 200),
+  /** Single-record syncs per second in the delay scenario: a steady, modest rate. */
+  webhookRate: 20,
+  /** How long after the last acknowledgement an event may still arrive (a first retry is due 5 s after a failure). */
+  webhookWaitMs: 10_000,
   cpuProfDir: process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined,
   engines: engines(process.env.BENCH_ENGINE),
   postgresUrl: process.env.BENCH_POSTGRES_URL || DEFAULT_POSTGRES_URL,
 };
 
-/** The targets per engine: PostgreSQL's are issue 3's; it has no memory target. */
+/**
+ * The targets per engine: PostgreSQL's are issue 3's; it has no memory target. Webhooks: the
+ * outbox costs sync at most 25 %, and an event reaches its receiver within a second (median).
+ */
+const WEBHOOK_TARGETS = { hooksVsSync: 0.75, webhookDelayMs: 1000 };
 const TARGETS = {
-  sqlite: { firstVsFixed: 0.3, filteredVsFirst: 0.8, syncRecordsPerSecond: 20_000, peakRssBytes: 200e6 },
-  postgres: { firstVsFixed: 0.25, filteredVsFirst: 0.8, syncRecordsPerSecond: 10_000, peakRssBytes: undefined },
+  sqlite: { firstVsFixed: 0.3, filteredVsFirst: 0.8, syncRecordsPerSecond: 20_000, peakRssBytes: 200e6, ...WEBHOOK_TARGETS },
+  postgres: { firstVsFixed: 0.25, filteredVsFirst: 0.8, syncRecordsPerSecond: 10_000, peakRssBytes: undefined, ...WEBHOOK_TARGETS },
 };
 
 /** The worker processes of the cluster configuration: one per core of this 2-core machine. */
@@ -165,6 +179,8 @@ function serverEnv(databaseUrl, cursorSecret) {
     LOG_LEVEL: "info",
     PORT: "0",
     HOST: "127.0.0.1",
+    // The webhook receivers are on loopback, which cribline refuses by default.
+    CRIBLINE_WEBHOOKS_ALLOW_PRIVATE: "true",
     BENCH_TENANT,
   };
 }
@@ -381,6 +397,16 @@ const ROWS = [
   { id: "employee", name: "employeeId", kind: "ratio", reference: "first", min: "filteredVsFirst" },
   { id: "sync1", name: "sync, 1 sender (1,000/batch)", kind: "sync", connections: 1 },
   { id: "sync2", name: "sync, 2 senders (1,000/batch)", kind: "sync", connections: 2 },
+  { id: "delay", name: "webhook delay (sync 200 → receiver)", kind: "delay" },
+  {
+    id: "syncHooks",
+    name: `sync, ${settings.webhookEndpoints} webhook endpoints (1,000/batch)`,
+    kind: "syncRatio",
+    connections: 1,
+    reference: "sync1",
+    referenceName: "sync, 1 sender",
+    min: "hooksVsSync",
+  },
   { id: "rss", name: "server peak RSS (VmHWM)", kind: "rss" },
 ];
 
@@ -425,6 +451,8 @@ async function runConfiguration(config, engine) {
     const bodies = {
       sync1: syncBodies(data.templates, { count: settings.syncBatches + spare, size: settings.syncBatchSize, stamp, first: 0 }),
       sync2: syncBodies(data.templates, { count: settings.syncBatches + spare, size: settings.syncBatchSize, stamp, first: 5000 }),
+      syncHooks: syncBodies(data.templates, { count: settings.syncBatches + spare, size: settings.syncBatchSize, stamp, first: 10000 }),
+      delay: syncBodies(data.templates, { count: settings.webhookEvents, size: 1, stamp, first: 20000 }),
     };
 
     const cursorSecret = randomBytes(32).toString("base64url");
@@ -454,6 +482,7 @@ async function runConfiguration(config, engine) {
         results[row.id] = await loadSync(target, "withdrawals", bodies[row.id], row.connections, settings.syncBatches);
         process.stdout.write(` ${results[row.id].recordsPerSecond.toFixed(0)} records/s\n`);
       }
+      await runWebhookScenarios(target, bodies, results);
       const rss = server.peakRss();
       log(`peak RSS: ${mb(rss.bytes)}${rss.detail === "" ? "" : ` (${rss.detail})`}, ${mb(rssAfterPages.bytes)} before sync`);
       return { data, results, rss: { ...rss, beforeSync: rssAfterPages.bytes }, seconds: (performance.now() - started) / 1000 };
@@ -462,6 +491,74 @@ async function runConfiguration(config, engine) {
     }
   } finally {
     await copy.remove();
+  }
+}
+
+/**
+ * The webhook scenarios, after every other one, each with endpoints made for it and deleted
+ * after (their undelivered deliveries with them), so no other scenario runs with an endpoint:
+ * the delay from a single-record sync's acknowledgement to its event at one endpoint, then
+ * sync with `webhookEndpoints` endpoints (judged against sync1, with none), whose backlog
+ * would otherwise be in the delay's way. A scenario that cannot run is that cell's FAIL, not
+ * the configuration's error.
+ */
+async function runWebhookScenarios(target, bodies, results) {
+  const receivers = await startReceivers(settings.webhookEndpoints);
+  log(`webhook receivers: bench/receiver.mjs (pid ${receivers.pid}), one per endpoint, subscribed to ${WEBHOOK_EVENT}`);
+  try {
+    const [delayRow, hooksRow] = ["delay", "syncHooks"].map((id) => ROWS.find((row) => row.id === id));
+    process.stdout.write(`  ${delayRow.name}, ${settings.webhookEvents} single-record syncs at ${settings.webhookRate}/s ...`);
+    const delay = await orFailure(() =>
+      withEndpoints(target, receivers.urls.slice(0, 1), () =>
+        measureDelay(target, receivers, bodies.delay, { rate: settings.webhookRate, waitMs: settings.webhookWaitMs }),
+      ),
+    );
+    results.delay = delay;
+    process.stdout.write(
+      delay.error !== undefined || delay.received === 0
+        ? ` failed: ${delay.error ?? delay.failures.join(", ")}\n`
+        : ` median ${ms(delay.p50)}, p99 ${ms(delay.p99)}, max ${ms(delay.max)}; ${delay.received} of ${delay.acknowledged} ` +
+            `acknowledged events received, ${delay.duplicates} duplicate(s); sent in ${delay.sendSeconds.toFixed(1)} s\n`,
+    );
+
+    process.stdout.write(`  ${hooksRow.name} ...`);
+    const hooks = await orFailure(() => syncWithEndpoints(target, receivers, bodies.syncHooks, hooksRow.connections));
+    results.syncHooks = hooks;
+    const queued = settings.webhookEndpoints * settings.syncBatches * settings.syncBatchSize;
+    process.stdout.write(
+      hooks.error !== undefined
+        ? ` failed: ${hooks.error}\n`
+        : ` ${hooks.recordsPerSecond.toFixed(0)} records/s (${hooks.received.toLocaleString("en")} of ${queued.toLocaleString("en")} ` +
+            `events received in the ${hooks.endpointSeconds.toFixed(0)} s its endpoints existed; the rest were deleted with them)\n`,
+    );
+  } finally {
+    await receivers.stop();
+  }
+}
+
+/**
+ * The sync1 scenario again with endpoints subscribed: the outbox writes a message and a
+ * delivery per endpoint in each batch's transaction, while the delivery loop sends what it can.
+ * Checked by every receiver having had at least one event.
+ */
+function syncWithEndpoints(target, receivers, bodies, connections) {
+  const started = performance.now();
+  return withEndpoints(target, receivers.urls, async () => {
+    const summary = await loadSync(target, "withdrawals", bodies, connections, settings.syncBatches);
+    const arrivals = [];
+    const everyReceiver = (all) => receivers.urls.every((_, i) => all.some((a) => a.receiver === i));
+    if (!(await collectArrivals(receivers, arrivals, everyReceiver, 5000))) {
+      summary.failures.push("some endpoint received no event within 5 s of the last batch");
+    }
+    return { ...summary, received: arrivals.length, endpointSeconds: (performance.now() - started) / 1000 };
+  });
+}
+
+async function orFailure(scenario) {
+  try {
+    return await scenario();
+  } catch (error) {
+    return { error: error.message };
   }
 }
 
@@ -475,7 +572,8 @@ async function main() {
   );
   log(
     `load: autocannon, ${settings.connections} connections, ${settings.warmup} s warm-up + ${settings.duration} s per page scenario; ` +
-      `sync: ${settings.syncBatches} batches of ${settings.syncBatchSize} per scenario; the same for every configuration`,
+      `sync: ${settings.syncBatches} batches of ${settings.syncBatchSize} per scenario; webhook delay: ${settings.webhookEvents} ` +
+      `single-record syncs at ${settings.webhookRate}/s; the same for every configuration`,
   );
   const runStarted = performance.now();
   const columns = [];
@@ -518,7 +616,10 @@ async function main() {
   log("");
   printTable(["scenario", "target", ...columns.map((c) => c.title)], table.rows, 2);
   log("");
-  log("Latency, p50 / p99 (autocannon's histogram, 1 ms resolution; sync: per batch of 1,000):");
+  log(
+    "Latency, p50 / p99 (autocannon's histogram, 1 ms resolution; sync: per batch of 1,000; webhook delay: " +
+      "from the sync's 200 at the client to the event at the receiver, both stamped with the system clock):",
+  );
   printTable(["scenario", ...columns.map((c) => c.title)], table.latency);
   log("");
   for (const line of table.problems) log(line);
@@ -592,7 +693,7 @@ function tableOf(columns, outcomes) {
       const cell = judge(row, config, outcome, outcomes);
       cells.push(cell.text);
       const r = outcome.results[row.id];
-      latencyCells.push(r === undefined ? "" : `${ms(r.p50)} / ${ms(r.p99)}`);
+      latencyCells.push(r === undefined || r.error !== undefined ? "" : `${ms(r.p50)} / ${ms(r.p99)}`);
       if (cell.verdict === "MISS" || cell.verdict === "FAIL")
         missed.push(`${config.title}: ${row.name}${cell.verdict === "FAIL" ? " (FAIL)" : ""}`);
       if (cell.failures?.length > 0) problems.push(`FAIL ${config.title}, ${row.name}: ${cell.failures.join(", ")}`);
@@ -616,12 +717,25 @@ function judge(row, config, outcome, outcomes) {
   }
   const r = outcome.results[row.id];
   if (r === undefined) return { text: row.id === "fixed" && config.fixedFrom !== undefined ? "(no route: 1-process ref.)" : "" };
-  const figure = row.kind === "sync" ? `${thousands(r.recordsPerSecond)} records/s` : `${thousands(r.requestsPerSecond)} req/s`;
+  if (r.error !== undefined) return { text: "FAIL", verdict: "FAIL", failures: [r.error] };
+  const figure = figureOf(row, r);
   if (r.failures.length > 0) return { text: `${figure} FAIL`, verdict: "FAIL", failures: r.failures };
   if (row.kind === "reference") return { text: figure };
   if (row.kind === "sync") {
     const verdict = r.recordsPerSecond >= targets.syncRecordsPerSecond ? "pass" : "MISS";
     return { text: `${figure} ${verdict}`, verdict };
+  }
+  if (row.kind === "delay") {
+    const verdict = r.p50 < targets.webhookDelayMs ? "pass" : "MISS";
+    return { text: `${figure} ${verdict}`, verdict };
+  }
+  if (row.kind === "syncRatio") {
+    const reference = outcome.results[row.reference];
+    if (reference === undefined || reference.error !== undefined || reference.failures.length > 0)
+      return { text: `${figure}, no ${row.referenceName} to compare`, verdict: "FAIL", failures: [`no ${row.referenceName}`] };
+    const ratio = r.recordsPerSecond / reference.recordsPerSecond;
+    const verdict = ratio >= targets[row.min] ? "pass" : "MISS";
+    return { text: `${figure}, ${ratio.toFixed(2)} ${verdict}`, verdict };
   }
   const source = row.reference === "fixed" && config.fixedFrom !== undefined ? outcomes[config.fixedFrom] : outcome;
   const reference = source?.results?.[row.reference];
@@ -630,6 +744,18 @@ function judge(row, config, outcome, outcomes) {
   const ratio = r.requestsPerSecond / reference.requestsPerSecond;
   const verdict = ratio >= targets[row.min] ? "pass" : "MISS";
   return { text: `${figure}, ${ratio.toFixed(2)} ${verdict}`, verdict };
+}
+
+function figureOf(row, r) {
+  switch (row.kind) {
+    case "sync":
+    case "syncRatio":
+      return `${thousands(r.recordsPerSecond)} records/s`;
+    case "delay":
+      return r.received === 0 ? `0/${r.events} received` : `median ${ms(r.p50)}, p99 ${ms(r.p99)}, ${r.received}/${r.events} received`;
+    default:
+      return `${thousands(r.requestsPerSecond)} req/s`;
+  }
 }
 
 /** The target column: one text when the engines shown agree, each engine's otherwise. */
@@ -647,6 +773,10 @@ function targetText(row, columns) {
       return `${per((t) => `≥ ${t[row.min].toFixed(2)}`)} × ${row.reference}`;
     case "sync":
       return `${per((t) => `≥ ${thousands(t.syncRecordsPerSecond)}`)} records/s`;
+    case "syncRatio":
+      return `${per((t) => `≥ ${t[row.min].toFixed(2)}`)} × ${row.referenceName}`;
+    case "delay":
+      return `median < ${per((t) => `${thousands(t.webhookDelayMs)} ms`)}`;
     case "rss":
       return per((t) => (t.peakRssBytes === undefined ? "none" : `< ${mb(t.peakRssBytes)}`));
   }

@@ -9,9 +9,13 @@
  *                          withdrawals list's response schema, without auth or database:
  *                          the framework's ceiling for a page of this size.
  *
+ * Like every `cribline serve` process it runs the webhook delivery loop, with the same
+ * options (CRIBLINE_WEBHOOKS_ALLOW_PRIVATE, which run.mjs sets: its receivers are on loopback).
+ *
  * Logs go to stdout, which run.mjs points at /dev/null; the address is reported on fd 3
  * (stderr when fd 3 is not open) as one JSON line: {"url": "http://127.0.0.1:PORT"}.
- * SIGTERM closes the app and the database cleanly.
+ * SIGTERM closes the app, lets the delivery attempts in flight finish and closes the
+ * database cleanly.
  */
 import { writeSync } from "node:fs";
 import { Type } from "@sinclair/typebox";
@@ -23,6 +27,7 @@ import { cursorCodecFor } from "../dist/platform/cursor-secret.js";
 import { openStorage } from "../dist/storage/database.js";
 import { ensureSchema } from "../dist/storage/migrate.js";
 import { tuneRuntime } from "../dist/platform/runtime.js";
+import { DeliveryLoop } from "../dist/webhooks/delivery.js";
 
 // The same runtime policy as `cribline serve` (startServer), so the bench measures what ships.
 tuneRuntime();
@@ -36,7 +41,12 @@ const storage = await openStorage(config.database);
 // migrated its cache with `cribline migrate`, as an operator would).
 await ensureSchema(storage);
 const cursors = await cursorCodecFor(config, storage);
-const app = await buildApp({ config, storage, cursors });
+// As startServer (src/server.ts): every process sends webhooks, and a sync that queued
+// deliveries wakes its own process's loop.
+let onDeliveryError = (err) => process.stderr.write(`bench server: webhook delivery failed: ${err}\n`);
+const deliveries = new DeliveryLoop(storage.db, { allowPrivate: config.webhooksAllowPrivate }, (err) => onDeliveryError(err));
+const app = await buildApp({ config, storage, cursors, deliveriesQueued: () => deliveries.wake() });
+onDeliveryError = (err) => app.log.error({ err }, "webhook delivery failed");
 
 // The same shape as the withdrawals list's 200 response (src/lists/list.routes.ts, pageSchema).
 const FixedPage = Type.Object(
@@ -51,13 +61,13 @@ app.get("/bench/fixed-page", { schema: { hide: true, response: { 200: FixedPage 
 
 const url = await app.listen({ port: config.port, host: config.host });
 report({ url, pid: process.pid });
+deliveries.start();
 
 let closing = false;
 process.on("SIGTERM", () => {
   if (closing) return;
   closing = true;
-  app
-    .close()
+  Promise.all([app.close(), deliveries.stop()])
     .then(() => storage.close())
     .then(
       () => process.exit(0),

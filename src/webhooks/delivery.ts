@@ -77,7 +77,9 @@ async function take(db: Kysely<Schema>, now: number, options: DeliveryOptions, b
   let due = db
     .selectFrom("webhook_deliveries as d")
     .select(["d.tenant_id", "d.id"])
-    .where("d.status", "=", "pending")
+    // A literal, not a parameter: PostgreSQL's generic plan can then use the partial index of
+    // pending deliveries (with a parameter it scanned and sorted every pending row).
+    .where("d.status", "=", sql.lit("pending"))
     .where("d.next_attempt_at", "<=", now)
     .where((eb) => eb.or([eb("d.lease_until", "is", null), eb("d.lease_until", "<=", now)]))
     .where((eb) =>
