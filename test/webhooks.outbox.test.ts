@@ -9,6 +9,7 @@ import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { insertEndpoint, setEndpointDisabled } from "../src/webhooks/endpoint.repository.js";
 import { EVENT_TYPES } from "../src/webhooks/events.js";
+import { idTime, newId } from "../src/webhooks/outbox.js";
 import { newSecret, webhookHeaders } from "../src/webhooks/signature.js";
 import { employee, withdrawal } from "./support/factories.js";
 import { get, newTenant, request, sync, useServer, type TestServer, type TestTenant } from "./support/harness.js";
@@ -149,5 +150,20 @@ describe("webhook signatures", () => {
     for (const secret of [current, previous]) expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
     expect(() => new Webhook(newSecret()).verify(body, headers)).toThrow();
     expect(() => new Webhook(current).verify(`${body} `, headers)).toThrow();
+  });
+});
+
+describe("message and delivery ids", () => {
+  it("are unique and sort by the time they were made, within the bounds idTime gives", () => {
+    const times = [0, 1, 1_795_341_600_000, 1_795_341_600_000, 1_795_341_600_001, 253_402_300_799_999];
+    const ids = times.map((t) => newId("dlv_", t));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect([...ids].sort()).toEqual(ids);
+    for (const [i, t] of times.entries()) {
+      if (t >= 36 ** 9) continue; // beyond nine base-36 digits: clamped
+      expect(ids[i]! >= idTime("dlv_", t)).toBe(true);
+      expect(ids[i]! < idTime("dlv_", t + 1)).toBe(true);
+    }
+    expect(idTime("dlv_", -5)).toBe("dlv_000000000");
   });
 });

@@ -76,7 +76,7 @@ function paddedBusy(busy: readonly [number, string][]): [number, string][] {
 async function take(db: Kysely<Schema>, now: number, options: DeliveryOptions, busy: readonly [number, string][] = []): Promise<Taken[]> {
   let due = db
     .selectFrom("webhook_deliveries as d")
-    .select(["d.tenant_id", "d.id"])
+    .select(["d.tenant_id", "d.endpoint_id", "d.id"])
     // A literal, not a parameter: PostgreSQL's generic plan can then use the partial index of
     // pending deliveries (with a parameter it scanned and sorted every pending row).
     .where("d.status", "=", sql.lit("pending"))
@@ -110,7 +110,7 @@ async function take(db: Kysely<Schema>, now: number, options: DeliveryOptions, b
   return db
     .updateTable("webhook_deliveries")
     .set((eb) => ({ lease_until: now + options.leaseMs, attempts: eb("attempts", "+", 1), updated_at: now }))
-    .where((eb) => eb(eb.refTuple("tenant_id", "id"), "in", due as never))
+    .where((eb) => eb(eb.refTuple("tenant_id", "endpoint_id", "id"), "in", due as never))
     .returning(["tenant_id", "id", "endpoint_id", "message_id", "attempts"])
     .execute();
 }
@@ -242,6 +242,7 @@ async function record(trx: Transaction<Schema>, outcomes: readonly Outcome[], ra
       .updateTable("webhook_deliveries")
       .set({ status, next_attempt_at: next ?? null, lease_until: null, updated_at: at })
       .where("tenant_id", "=", taken.tenant_id)
+      .where("endpoint_id", "=", taken.endpoint_id)
       .where("id", "=", taken.id)
       .execute();
     if (result.status === 410) gone.push(outcome);

@@ -2,6 +2,7 @@
 import { sql, type Kysely } from "kysely";
 import type { CursorPosition } from "../platform/cursor.js";
 import type { Schema } from "../storage/schema.js";
+import { DELIVERY_ID_PREFIX, idTime } from "./outbox.js";
 
 /** A page of an endpoint's attempts, newest first by (attempted_at, id), after `after`. */
 export async function attemptPage(
@@ -48,6 +49,9 @@ export async function replayFailed(
     .set({ status: "pending", attempts: 0, next_attempt_at: now, updated_at: now })
     .where("tenant_id", "=", tenantId)
     .where("endpoint_id", "=", endpointId)
+    // The primary key's range (ids begin with their time), then the exact bounds.
+    .where("id", ">=", idTime(DELIVERY_ID_PREFIX, since))
+    .where("id", "<", idTime(DELIVERY_ID_PREFIX, until + 1))
     .where("created_at", ">=", since)
     .where("created_at", "<=", until)
     .where("status", "=", "failed")

@@ -35,8 +35,28 @@ const DELIVERY_COLUMNS = [
   "updated_at",
 ];
 
-function newId(prefix: string): string {
-  return `${prefix}${randomBytes(16).toString("base64url")}`;
+export const DELIVERY_ID_PREFIX = "dlv_";
+
+/** Random per process: ids made by two processes in the same millisecond still differ. */
+const PROCESS_TAG = randomBytes(6).toString("base64url");
+let counter = 0;
+
+/**
+ * A unique id that sorts by the time it was made: the time, then a counter, in base 36 with
+ * fixed widths (so they sort as text), then the process's tag. New rows go to the end of each
+ * index on their id instead of to random pages all over it, and no id costs a call for
+ * random bytes (a sixth of a sync batch's time with three endpoints).
+ */
+export function newId(prefix: string, now: number): string {
+  counter = (counter + 1) % 36 ** 6;
+  return `${idTime(prefix, now)}${counter.toString(36).padStart(6, "0")}${PROCESS_TAG}`;
+}
+
+/** The start of every id made at `ms` (clamped to what nine base-36 digits hold): ids sort after it. */
+export function idTime(prefix: string, ms: number): string {
+  return `${prefix}${Math.min(Math.max(ms, 0), 36 ** 9 - 1)
+    .toString(36)
+    .padStart(9, "0")}`;
 }
 
 /**
@@ -62,9 +82,10 @@ export async function recordMessages(
     if (takers.length === 0) continue;
     // `data` is the record exactly as its list returns it.
     const data = toApiJson(collection, { id: content.id, body: content.body, created_at: createdAt, updated_at: now });
-    const messageId = newId("msg_");
+    const messageId = newId("msg_", now);
     messages.push([tenantId, messageId, type, now, `{"type":${JSON.stringify(type)},"timestamp":"${timestamp}","data":${data}}`]);
-    for (const endpoint of takers) deliveries.push([tenantId, newId("dlv_"), endpoint.id, messageId, "pending", 0, now, null, now, now]);
+    for (const endpoint of takers)
+      deliveries.push([tenantId, newId(DELIVERY_ID_PREFIX, now), endpoint.id, messageId, "pending", 0, now, null, now, now]);
   }
   await insertMany(trx, "webhook_messages", MESSAGE_COLUMNS, messages);
   await insertMany(trx, "webhook_deliveries", DELIVERY_COLUMNS, deliveries);
