@@ -213,6 +213,12 @@ const ATTEMPT_COLUMNS = [
   "next_attempt_at",
 ];
 
+function compareKeys(a: Taken, b: Taken): number {
+  if (a.tenant_id !== b.tenant_id) return a.tenant_id - b.tenant_id;
+  if (a.endpoint_id !== b.endpoint_id) return a.endpoint_id < b.endpoint_id ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
 /**
  * Records attempts and what each means for its delivery (and, on 410, its endpoint), all in
  * one transaction: attempts that end together share one commit.
@@ -220,7 +226,10 @@ const ATTEMPT_COLUMNS = [
 async function record(trx: Transaction<Schema>, outcomes: readonly Outcome[], random: () => number): Promise<void> {
   const attempts: unknown[][] = [];
   const gone: Outcome[] = [];
-  for (const outcome of outcomes) {
+  // Rows are updated in primary-key order, the order a concurrent delete of an endpoint's
+  // deliveries locks them in: the two wait for each other instead of deadlocking.
+  const inKeyOrder = [...outcomes].sort((a, b) => compareKeys(a.taken, b.taken));
+  for (const outcome of inKeyOrder) {
     const { taken, eventType, result, gone: deleted, at } = outcome;
     const succeeded = result.status !== undefined && result.status >= 200 && result.status < 300;
     const next = succeeded || deleted || result.status === 410 ? undefined : nextAttemptAt(taken.attempts, at, result, random);
