@@ -38,3 +38,14 @@ export async function serializeWriters(trx: Kysely<any>, name: string, id: numbe
   if (engineOf(trx) === "postgres") await sql`select pg_advisory_xact_lock(hashtext(${name}), ${id}::int4)`.execute(trx);
   else await sql`update settings set name = name where 0`.execute(trx);
 }
+
+/**
+ * Has PostgreSQL plan the rest of the calling transaction's statements for their values and
+ * the tables as they are now, instead of reusing the session's generic plans (see
+ * postgres.ts). For tables that start empty and fill fast, such as the webhook outbox: a
+ * generic plan made while one was empty scanned and sorted it whole long after it had grown
+ * (a full scan of 120,000 deliveries per poll, until an autoanalyze). SQLite: nothing to do.
+ */
+export async function planForNow(trx: Kysely<any>): Promise<void> {
+  if (engineOf(trx) === "postgres") await sql`set local plan_cache_mode = force_custom_plan`.execute(trx);
+}

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { sql, type Kysely, type Transaction } from "kysely";
-import { engineOf } from "../storage/engine.js";
+import { engineOf, planForNow } from "../storage/engine.js";
 import { fixedChunks, insertMany } from "../storage/query-template.js";
 import type { Schema } from "../storage/schema.js";
 import { setEndpointDisabledIn } from "./endpoint.repository.js";
@@ -107,12 +107,15 @@ async function take(db: Kysely<Schema>, now: number, options: DeliveryOptions, b
     );
   }
   if (engineOf(db) === "postgres") due = due.forUpdate().skipLocked();
-  return db
-    .updateTable("webhook_deliveries")
-    .set((eb) => ({ lease_until: now + options.leaseMs, attempts: eb("attempts", "+", 1), updated_at: now }))
-    .where((eb) => eb(eb.refTuple("tenant_id", "endpoint_id", "id"), "in", due as never))
-    .returning(["tenant_id", "id", "endpoint_id", "message_id", "attempts"])
-    .execute();
+  return db.transaction().execute(async (trx) => {
+    await planForNow(trx);
+    return trx
+      .updateTable("webhook_deliveries")
+      .set((eb) => ({ lease_until: now + options.leaseMs, attempts: eb("attempts", "+", 1), updated_at: now }))
+      .where((eb) => eb(eb.refTuple("tenant_id", "endpoint_id", "id"), "in", due as never))
+      .returning(["tenant_id", "id", "endpoint_id", "message_id", "attempts"])
+      .execute();
+  });
 }
 
 /** When the next attempt is due after a failed one, or undefined when it was the last. */
@@ -139,6 +142,13 @@ interface Round {
 
 /** The messages and endpoints of the deliveries taken: a few queries per round, not two per delivery. */
 async function load(db: Kysely<Schema>, taken: readonly Taken[]): Promise<Round> {
+  return db.transaction().execute(async (trx) => {
+    await planForNow(trx);
+    return loadIn(trx, taken);
+  });
+}
+
+async function loadIn(db: Kysely<Schema>, taken: readonly Taken[]): Promise<Round> {
   const round: Round = { messages: new Map(), endpoints: new Map() };
   for (const part of chunksOf(taken.map((t) => [t.tenant_id, t.message_id]))) {
     const rows = await db
@@ -224,6 +234,7 @@ function compareKeys(a: Taken, b: Taken): number {
  * one transaction: attempts that end together share one commit.
  */
 async function record(trx: Transaction<Schema>, outcomes: readonly Outcome[], random: () => number): Promise<void> {
+  await planForNow(trx);
   const attempts: unknown[][] = [];
   const gone: Outcome[] = [];
   // Rows are updated in primary-key order, the order a concurrent delete of an endpoint's
