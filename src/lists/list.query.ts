@@ -119,6 +119,12 @@ export function parseListQuery(collection: Collection, rawQuery: string): ListQu
   return toListQuery(values, texts);
 }
 
+/** The query string of a request URL, undecoded. */
+export function rawQuery(url: string): string {
+  const at = url.indexOf("?");
+  return at === -1 ? "" : url.slice(at + 1);
+}
+
 /** A page of a list that takes no filters (the webhook admin lists): `limit` and `cursor`. */
 export interface PageQuery {
   limit: number;

@@ -7,7 +7,7 @@ import { principalOf, requireScope } from "../platform/auth.js";
 import { methodNotAllowed } from "../platform/http-errors.js";
 import { problemResponses } from "../platform/problem.js";
 import type { AppDeps } from "../app.js";
-import { parseListQuery, querySchema } from "./list.query.js";
+import { parseListQuery, querySchema, rawQuery } from "./list.query.js";
 import { listPage } from "./list.service.js";
 
 function pageSchema(collection: Collection) {
@@ -18,11 +18,6 @@ function pageSchema(collection: Collection) {
     },
     { additionalProperties: false },
   );
-}
-
-function rawQuery(url: string): string {
-  const at = url.indexOf("?");
-  return at === -1 ? "" : url.slice(at + 1);
 }
 
 export function registerListRoutes(app: FastifyInstance, { storage, cursors }: AppDeps): void {

@@ -6,7 +6,7 @@
  * Each delivery is sent on its own, so one slow or dead endpoint never holds up the others.
  */
 import { randomBytes } from "node:crypto";
-import { sql, type Kysely, type Transaction } from "kysely";
+import { sql, type Kysely, type RawBuilder, type SqlBool, type Transaction } from "kysely";
 import { engineOf, planForNow } from "../storage/engine.js";
 import { fixedChunks, insertMany } from "../storage/query-template.js";
 import type { Schema } from "../storage/schema.js";
@@ -94,18 +94,7 @@ async function take(db: Kysely<Schema>, now: number, options: DeliveryOptions, b
     )
     .orderBy("d.next_attempt_at")
     .limit(sql.lit(options.batchSize));
-  if (busy.length > 0) {
-    const skipped = paddedBusy(busy).map(([tenant, endpoint]) => [tenant, endpoint] as const);
-    due = due.where((eb) =>
-      eb.not(
-        eb(
-          eb.refTuple("d.tenant_id", "d.endpoint_id"),
-          "in",
-          skipped.map(([tenant, endpoint]) => eb.tuple(tenant, endpoint)),
-        ),
-      ),
-    );
-  }
+  if (busy.length > 0) due = due.where((eb) => eb.not(pairIn("d.tenant_id", "d.endpoint_id", paddedBusy(busy))));
   if (engineOf(db) === "postgres") due = due.forUpdate().skipLocked();
   return db.transaction().execute(async (trx) => {
     await planForNow(trx);
@@ -125,6 +114,12 @@ export function nextAttemptAt(attempts: number, now: number, result: SendResult,
   const jittered = Math.round(delay * (0.8 + 0.4 * random()));
   const asked = result.retryAfterSeconds === undefined ? 0 : Math.min(result.retryAfterSeconds * SECOND, MAX_RETRY_AFTER_MS);
   return now + Math.max(jittered, asked);
+}
+
+/** `(first, second) in ((…, …), …)` over the given pairs. */
+function pairIn(first: string, second: string, pairs: readonly [number, string][]): RawBuilder<SqlBool> {
+  const values = sql.join(pairs.map(([tenant, id]) => sql`(${tenant}, ${id})`));
+  return sql<SqlBool>`(${sql.ref(first)}, ${sql.ref(second)}) in (${values})`;
 }
 
 /** A key of (tenant_id, id) as one string, for maps. */
@@ -154,13 +149,7 @@ async function loadIn(db: Kysely<Schema>, taken: readonly Taken[]): Promise<Roun
     const rows = await db
       .selectFrom("webhook_messages")
       .select(["tenant_id", "id", "type", "payload"])
-      .where((eb) =>
-        eb(
-          eb.refTuple("tenant_id", "id"),
-          "in",
-          part.map(([tenant, id]) => eb.tuple(tenant, id)),
-        ),
-      )
+      .where(pairIn("tenant_id", "id", part))
       .execute();
     for (const row of rows) round.messages.set(keyOf(row.tenant_id, row.id), row);
   }
@@ -168,13 +157,7 @@ async function loadIn(db: Kysely<Schema>, taken: readonly Taken[]): Promise<Roun
     const rows = await db
       .selectFrom("webhook_endpoints")
       .select(["tenant_id", "id", "url", "secret", "previous_secret", "previous_secret_until"])
-      .where((eb) =>
-        eb(
-          eb.refTuple("tenant_id", "id"),
-          "in",
-          part.map(([tenant, id]) => eb.tuple(tenant, id)),
-        ),
-      )
+      .where(pairIn("tenant_id", "id", part))
       .execute();
     for (const row of rows) round.endpoints.set(keyOf(row.tenant_id, row.id), row);
   }

@@ -9,7 +9,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { AppDeps } from "../app.js";
 import { DateTime } from "../collections/fields.js";
-import { parsePageQuery, pageQuerySchema } from "../lists/list.query.js";
+import { parsePageQuery, pageQuerySchema, rawQuery } from "../lists/list.query.js";
 import { cursorPosition } from "../lists/list.service.js";
 import { principalOf, requireScope } from "../platform/auth.js";
 import type { CursorCodec } from "../platform/cursor.js";
@@ -131,11 +131,6 @@ async function page<R, T>(
   const last = shown[shown.length - 1];
   const cursor = rows.length > query.limit && last !== undefined ? cursors.encode(tenantId, list, NO_FILTERS, position(last)) : null;
   return { data: shown.map(render), cursor };
-}
-
-function rawQuery(url: string): string {
-  const at = url.indexOf("?");
-  return at === -1 ? "" : url.slice(at + 1);
 }
 
 function notFound(id: string): ApiError {
