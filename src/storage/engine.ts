@@ -1,5 +1,5 @@
 /** What differs between the storage engines, stated once as data. */
-import { PostgresAdapter, sql, type ColumnDataType, type Kysely, type RawBuilder } from "kysely";
+import { PostgresAdapter, sql, type ColumnDataType, type Kysely, type RawBuilder, type Transaction } from "kysely";
 
 export type Engine = "sqlite" | "postgres";
 
@@ -48,4 +48,31 @@ export async function serializeWriters(trx: Kysely<any>, name: string, id: numbe
  */
 export async function planForNow(trx: Kysely<any>): Promise<void> {
   if (engineOf(trx) === "postgres") await sql`set local plan_cache_mode = force_custom_plan`.execute(trx);
+}
+
+/**
+ * Runs `work` in a transaction whose commit does not wait for the disk: it survives a crash
+ * of the process but may be lost with the machine (or, on PostgreSQL, the database server).
+ * Only for writes whose loss repeats work and breaks no promise, such as the delivery loop's
+ * leases and attempt log (a lost one means a webhook is sent again, at least once). Every
+ * later durable commit makes it durable too. PostgreSQL: `synchronous_commit = off` for the
+ * transaction. SQLite: `synchronous = NORMAL` on the one connection for its commit, then back.
+ */
+export async function relaxedTransaction<T>(db: Kysely<any>, work: (trx: Transaction<any>) => Promise<T>): Promise<T> {
+  if (engineOf(db) === "postgres") {
+    return db.transaction().execute(async (trx) => {
+      await sql`set local synchronous_commit = off`.execute(trx);
+      return work(trx);
+    });
+  }
+  // Held for the whole of it: no other transaction can commit on this connection meanwhile.
+  return db.connection().execute(async (conn) => {
+    const { rows } = await sql<{ synchronous: number }>`pragma synchronous`.execute(conn);
+    await sql`pragma synchronous = normal`.execute(conn);
+    try {
+      return await conn.transaction().execute(work);
+    } finally {
+      await sql.raw(`pragma synchronous = ${Number(rows[0]?.synchronous ?? 2)}`).execute(conn);
+    }
+  });
 }

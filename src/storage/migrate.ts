@@ -3,11 +3,16 @@ import { DEFAULT_MIGRATION_TABLE, Migrator, sql, type Migration, type MigrationP
 import type { Storage } from "./database.js";
 import { initialMigration } from "./migrations/0001-initial.js";
 import { webhooksMigration } from "./migrations/0002-webhooks.js";
+import { deliveriesDuePerEndpointMigration } from "./migrations/0003-deliveries-due-per-endpoint.js";
 
 function provider(storage: Storage): MigrationProvider {
   return {
     async getMigrations(): Promise<Record<string, Migration>> {
-      return { "0001-initial": initialMigration(storage.engine), "0002-webhooks": webhooksMigration(storage.engine) };
+      return {
+        "0001-initial": initialMigration(storage.engine),
+        "0002-webhooks": webhooksMigration(storage.engine),
+        "0003-deliveries-due-per-endpoint": deliveriesDuePerEndpointMigration(),
+      };
     },
   };
 }

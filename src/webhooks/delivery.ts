@@ -7,7 +7,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { sql, type Kysely, type RawBuilder, type SqlBool, type Transaction } from "kysely";
-import { engineOf, planForNow } from "../storage/engine.js";
+import { engineOf, planForNow, relaxedTransaction } from "../storage/engine.js";
 import { fixedChunks, insertMany } from "../storage/query-template.js";
 import type { Schema } from "../storage/schema.js";
 import { setEndpointDisabledIn } from "./endpoint.repository.js";
@@ -41,6 +41,11 @@ export interface DeliveryOptions extends SendOptions {
    * for later rounds: a slow endpoint cannot take the room the others need.
    */
   maxPerEndpoint: number;
+  /**
+   * How long an outcome may wait to be recorded with the outcomes that end after it: attempts
+   * end one by one, and a commit each (an fsync on SQLite) cost more than the sending.
+   */
+  recordDelayMs: number;
 }
 
 export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = {
@@ -52,6 +57,7 @@ export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = {
   random: Math.random,
   maxInFlight: 500,
   maxPerEndpoint: 20,
+  recordDelayMs: 20,
 };
 
 interface Taken {
@@ -62,48 +68,69 @@ interface Taken {
   attempts: number;
 }
 
-/** Runs of (tenant_id, endpoint_id) to leave out of a round: padded to a few fixed lengths. */
-function paddedBusy(busy: readonly [number, string][]): [number, string][] {
-  const size = [5, 20, 100].find((n) => n >= busy.length) ?? 100;
-  // Tenant ids start at 1: the padding matches nothing.
-  return [...busy.slice(0, size), ...Array.from({ length: Math.max(0, size - busy.length) }, (): [number, string] => [0, ""])];
-}
-
 /**
- * Takes up to `batchSize` due deliveries of enabled endpoints, leasing them to this process;
- * none of the `busy` endpoints', which have as many attempts under way as they may.
+ * Takes up to `batchSize` due deliveries of enabled endpoints and leases them to this process:
+ * endpoint by endpoint, the one whose oldest due delivery is oldest first, each as many as
+ * it may still start (`maxPerEndpoint` less `underWay`). Every query reads one endpoint's range
+ * of the pending deliveries' index, so neither a long backlog nor an endpoint at its limit
+ * costs the others a scan.
  */
-async function take(db: Kysely<Schema>, now: number, options: DeliveryOptions, busy: readonly [number, string][] = []): Promise<Taken[]> {
-  let due = db
-    .selectFrom("webhook_deliveries as d")
-    .select(["d.tenant_id", "d.endpoint_id", "d.id"])
-    // A literal, not a parameter: PostgreSQL's generic plan can then use the partial index of
-    // pending deliveries (with a parameter it scanned and sorted every pending row).
-    .where("d.status", "=", sql.lit("pending"))
-    .where("d.next_attempt_at", "<=", now)
-    .where((eb) => eb.or([eb("d.lease_until", "is", null), eb("d.lease_until", "<=", now)]))
-    .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom("webhook_endpoints as e")
-          .select(sql.lit(1).as("one"))
-          .whereRef("e.tenant_id", "=", "d.tenant_id")
-          .whereRef("e.id", "=", "d.endpoint_id")
-          .where("e.disabled_at", "is", null),
-      ),
-    )
-    .orderBy("d.next_attempt_at")
-    .limit(sql.lit(options.batchSize));
-  if (busy.length > 0) due = due.where((eb) => eb.not(pairIn("d.tenant_id", "d.endpoint_id", paddedBusy(busy))));
-  if (engineOf(db) === "postgres") due = due.forUpdate().skipLocked();
-  return db.transaction().execute(async (trx) => {
+async function take(
+  db: Kysely<Schema>,
+  now: number,
+  options: DeliveryOptions,
+  underWay: (tenantId: number, endpointId: string) => number,
+): Promise<Taken[]> {
+  // Lost with the machine, a lease only lets the delivery be taken again (at least once).
+  return relaxedTransaction(db, async (trx: Transaction<Schema>) => {
     await planForNow(trx);
-    return trx
-      .updateTable("webhook_deliveries")
-      .set((eb) => ({ lease_until: now + options.leaseMs, attempts: eb("attempts", "+", 1), updated_at: now }))
-      .where((eb) => eb(eb.refTuple("tenant_id", "endpoint_id", "id"), "in", due as never))
-      .returning(["tenant_id", "id", "endpoint_id", "message_id", "attempts"])
+    const endpoints = await trx
+      .selectFrom("webhook_endpoints as e")
+      .select(["e.tenant_id", "e.id"])
+      .select((eb) =>
+        eb
+          .selectFrom("webhook_deliveries as d")
+          .select("d.next_attempt_at")
+          .whereRef("d.tenant_id", "=", "e.tenant_id")
+          .whereRef("d.endpoint_id", "=", "e.id")
+          // A literal, not a parameter, so that a generic plan too can use the partial index.
+          .where("d.status", "=", sql.lit("pending"))
+          // A parameter, not only a filter: a statement without one keeps its first plan,
+          // and on PostgreSQL that was made when the table was empty (a scan).
+          .where("d.next_attempt_at", "<=", now)
+          .orderBy("d.next_attempt_at")
+          .limit(sql.lit(1))
+          .as("oldest"),
+      )
+      .where("e.disabled_at", "is", null)
       .execute();
+    const due = endpoints.filter((e) => e.oldest !== null).sort((a, b) => a.oldest! - b.oldest!);
+    const taken: Taken[] = [];
+    for (const endpoint of due) {
+      const room = Math.min(options.maxPerEndpoint - underWay(endpoint.tenant_id, endpoint.id), options.batchSize - taken.length);
+      if (room <= 0) continue;
+      let next = trx
+        .selectFrom("webhook_deliveries as d")
+        .select(["d.tenant_id", "d.endpoint_id", "d.id"])
+        .where("d.tenant_id", "=", endpoint.tenant_id)
+        .where("d.endpoint_id", "=", endpoint.id)
+        .where("d.status", "=", sql.lit("pending"))
+        .where("d.next_attempt_at", "<=", now)
+        .where((eb) => eb.or([eb("d.lease_until", "is", null), eb("d.lease_until", "<=", now)]))
+        .orderBy("d.next_attempt_at")
+        .limit(room);
+      // Another process may be taking the same rows: each takes the ones the other did not lock.
+      if (engineOf(trx) === "postgres") next = next.forUpdate().skipLocked();
+      const leased = await trx
+        .updateTable("webhook_deliveries")
+        .set((eb) => ({ lease_until: now + options.leaseMs, attempts: eb("attempts", "+", 1), updated_at: now }))
+        .where((eb) => eb(eb.refTuple("tenant_id", "endpoint_id", "id"), "in", next as never))
+        .returning(["tenant_id", "id", "endpoint_id", "message_id", "attempts"])
+        .execute();
+      taken.push(...leased);
+      if (taken.length === options.batchSize) break;
+    }
+    return taken;
   });
 }
 
@@ -192,6 +219,9 @@ async function send(taken: Taken, round: Round, options: DeliveryOptions): Promi
   return { taken, eventType: message.type, result, gone: endpoint === undefined, at: options.clock() };
 }
 
+/** Outcomes recorded in one transaction at most. */
+const MAX_GROUP = 500;
+
 const ATTEMPT_COLUMNS = [
   "tenant_id",
   "id",
@@ -258,33 +288,45 @@ async function record(trx: Transaction<Schema>, outcomes: readonly Outcome[], ra
 }
 
 /**
- * Group commit: outcomes queue while a transaction writes the previous ones, then go in one
- * transaction together, so a busy loop commits a few times per round, not once per attempt.
+ * Group commit: an outcome waits up to `delayMs` for the ones that end after it (or until
+ * `MAX_GROUP` have queued), and they are recorded in one transaction, so a busy loop commits
+ * a few times per round, not once per attempt. An outcome lost with its process before it is
+ * recorded leaves its delivery's lease to expire: it is sent again (at least once).
  */
 class Recorder {
   private queue: { outcome: Outcome; done: (error?: unknown) => void }[] = [];
+  private timer: NodeJS.Timeout | undefined;
   private writing = false;
 
   constructor(
     private readonly db: Kysely<Schema>,
     private readonly random: () => number,
+    private readonly delayMs: number,
   ) {}
 
   /** Resolves once the outcome is committed. */
   add(outcome: Outcome): Promise<void> {
     return new Promise((resolve, reject) => {
       this.queue.push({ outcome, done: (error) => (error === undefined ? resolve() : reject(error)) });
-      void this.write();
+      if (this.queue.length >= MAX_GROUP) this.flush();
+      else this.timer ??= setTimeout(() => this.flush(), this.delayMs);
     });
+  }
+
+  private flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    void this.write();
   }
 
   private async write(): Promise<void> {
     if (this.writing) return;
     this.writing = true;
     while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, 500);
+      const batch = this.queue.splice(0, MAX_GROUP);
       try {
-        await this.db.transaction().execute((trx) =>
+        // Lost with the machine, an outcome only means the delivery is sent again.
+        await relaxedTransaction(this.db, (trx: Transaction<Schema>) =>
           record(
             trx,
             batch.map((b) => b.outcome),
@@ -320,7 +362,7 @@ export class DeliveryLoop {
     private readonly onError: (err: unknown) => void = () => undefined,
   ) {
     this.options = { ...DEFAULT_DELIVERY_OPTIONS, ...options };
-    this.recorder = new Recorder(db, this.options.random);
+    this.recorder = new Recorder(db, this.options.random, this.options.recordDelayMs);
   }
 
   /**
@@ -328,7 +370,7 @@ export class DeliveryLoop {
    * Returns how many deliveries it took.
    */
   async runOnce(): Promise<number> {
-    const taken = await take(this.db, this.options.clock(), this.options, this.busy());
+    const taken = await take(this.db, this.options.clock(), this.options, this.underWay);
     await Promise.all(await this.dispatch(taken));
     return taken.length;
   }
@@ -340,15 +382,20 @@ export class DeliveryLoop {
     return taken.map((t) => {
       const endpoint = keyOf(t.tenant_id, t.endpoint_id);
       this.perEndpoint.set(endpoint, (this.perEndpoint.get(endpoint) ?? 0) + 1);
-      const sending = send(t, round, this.options)
-        .then((outcome) => this.recorder.add(outcome))
-        .catch(this.onError);
-      this.inFlight.add(sending);
-      void sending.finally(() => {
-        this.inFlight.delete(sending);
+      // The endpoint is busy with an attempt until it answers (or time runs out); the process
+      // is until the attempt is recorded too.
+      const answered = send(t, round, this.options).finally(() => {
         const left = this.perEndpoint.get(endpoint)! - 1;
         if (left === 0) this.perEndpoint.delete(endpoint);
         else this.perEndpoint.set(endpoint, left);
+        // An endpoint that had all the attempts it may have can take more: take them now, not
+        // at the next interval (its backlog drains as fast as it answers).
+        if (left === this.options.maxPerEndpoint - 1) this.wake();
+      });
+      const sending = answered.then((outcome) => this.recorder.add(outcome)).catch(this.onError);
+      this.inFlight.add(sending);
+      void sending.finally(() => {
+        this.inFlight.delete(sending);
         // A loop that waited for room goes on at once.
         if (this.inFlight.size === this.options.maxInFlight - this.options.batchSize) this.wake();
       });
@@ -356,16 +403,8 @@ export class DeliveryLoop {
     });
   }
 
-  /** The endpoints with as many attempts under way as they may have. */
-  private busy(): [number, string][] {
-    const busy: [number, string][] = [];
-    for (const [endpoint, count] of this.perEndpoint) {
-      if (count < this.options.maxPerEndpoint) continue;
-      const at = endpoint.indexOf(" ");
-      busy.push([Number(endpoint.slice(0, at)), endpoint.slice(at + 1)]);
-    }
-    return busy;
-  }
+  /** How many attempts of an endpoint are under way in this process. */
+  private readonly underWay = (tenantId: number, endpointId: string): number => this.perEndpoint.get(keyOf(tenantId, endpointId)) ?? 0;
 
   /**
    * Polls every `intervalMs`, and at once again after a full round (more is due) as long as
@@ -379,7 +418,7 @@ export class DeliveryLoop {
       this.again = false;
       let full = false;
       const room = this.inFlight.size + this.options.batchSize <= this.options.maxInFlight;
-      this.running = (room ? take(this.db, this.options.clock(), this.options, this.busy()) : Promise.resolve([]))
+      this.running = (room ? take(this.db, this.options.clock(), this.options, this.underWay) : Promise.resolve([]))
         .then((taken) => {
           full = taken.length === this.options.batchSize;
           return this.dispatch(taken);

@@ -42,7 +42,7 @@ describe("the delivery loop's plans", () => {
     const now = Date.now();
     const endpoint = await insertEndpoint(srv.storage.db, tenant.id, receiver.url, ["withdrawal.created"], now);
     await sql`analyze webhook_deliveries`.execute(storage.db);
-    const loop = new DeliveryLoop(storage.db, { clock: () => now, allowPrivate: true, batchSize: 50 });
+    const loop = new DeliveryLoop(storage.db, { clock: () => now, allowPrivate: true, batchSize: 50, maxPerEndpoint: 50 });
     expect(await loop.runOnce()).toBe(0); // prepared while the table is empty
 
     // 20,000 due deliveries arrive faster than autoanalyze looks (it wakes once a minute).
