@@ -201,18 +201,23 @@ describe("webhook delivery", () => {
     expect(receiver.received[0]!.headers["webhook-id"]).toBe(message.id);
   });
 
-  it("takes the next round at once after a full one, without waiting for the next poll", async () => {
+  it.each([
+    // After a full round the next is taken at once.
+    { what: "takes the next round at once after a full one", count: 23, options: { batchSize: 5 } },
+    // Each round may start only 5 of an endpoint's deliveries: the next comes as attempts end.
+    { what: "drains an endpoint's backlog as fast as it answers", count: 40, options: { batchSize: 10, maxPerEndpoint: 5 } },
+  ])("$what, without waiting for the next poll", async ({ count, options }) => {
     const { srv, tenant } = await setup();
     await syncNow(
       srv,
       tenant,
-      Array.from({ length: 23 }, () => withdrawal()),
+      Array.from({ length: count }, () => withdrawal()),
     );
-    const running = loop(srv, { batchSize: 5 });
-    running.start(3_600_000); // the next poll after a round that was not full is an hour away
+    const running = loop(srv, options);
+    running.start(3_600_000); // the next poll is an hour away
     try {
-      await eventually(() => receiver.received.length === 23);
-      expect(new Set(receiver.received.map((r) => r.headers["webhook-id"])).size).toBe(23);
+      await eventually(() => receiver.received.length === count);
+      expect(new Set(receiver.received.map((r) => r.headers["webhook-id"])).size).toBe(count);
     } finally {
       await running.stop();
     }
@@ -259,24 +264,6 @@ describe("webhook delivery", () => {
       expect(slow.received.length).toBeLessThanOrEqual(5);
     } finally {
       await slow.close();
-      await running.stop();
-    }
-  });
-
-  it("drains an endpoint's backlog as fast as it answers, not a few per poll", async () => {
-    const { srv, tenant } = await setup();
-    await syncNow(
-      srv,
-      tenant,
-      Array.from({ length: 40 }, () => withdrawal()),
-    );
-    // Each round may start 5 of the 40; the next poll would be a minute away.
-    const running = loop(srv, { batchSize: 10, maxPerEndpoint: 5 });
-    running.start(60_000);
-    try {
-      await eventually(() => receiver.received.length === 40);
-      expect(new Set(receiver.received.map((r) => r.headers["webhook-id"])).size).toBe(40);
-    } finally {
       await running.stop();
     }
   });
