@@ -140,7 +140,10 @@ const queryToken = fc.oneof(
 
 const queryString = fc
   .tuple(fc.array(queryToken, { maxLength: 6 }), fc.constantFrom("&", "&&", "&&&"))
-  .map(([tokens, separator]) => tokens.join(separator));
+  .map(([tokens, separator]) => tokens.join(separator))
+  // Several long values together could pass Node's 16 KiB limit on the request line, which is
+  // a 431 of its own (tested explicitly below): keep the whole query, as sent, well under it.
+  .filter((query) => new URL(`http://localhost/?${query}`).search.length <= 12_000);
 
 describe("random query strings on every list", () => {
   it("answer 200 or a 400 problem, never 5xx, and refuse what the contract refuses", async () => {
