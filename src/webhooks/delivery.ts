@@ -5,12 +5,12 @@
  * sending leaves its lease to expire, and the delivery is sent again with the same webhook-id.
  * Each delivery is sent on its own, so one slow or dead endpoint never holds up the others.
  */
-import { randomBytes } from "node:crypto";
 import { sql, type Kysely, type RawBuilder, type SqlBool, type Transaction } from "kysely";
 import { engineOf, planForNow, relaxedTransaction } from "../storage/engine.js";
 import { fixedChunks, insertMany } from "../storage/query-template.js";
 import type { Schema } from "../storage/schema.js";
 import { setEndpointDisabledIn } from "./endpoint.repository.js";
+import { newId } from "./outbox.js";
 import { post, type SendOptions, type SendResult } from "./send.js";
 import { webhookHeaders } from "./signature.js";
 
@@ -242,6 +242,44 @@ function compareKeys(a: Taken, b: Taken): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
+/** What an attempt means for its delivery. */
+interface Settled {
+  taken: Taken;
+  status: "succeeded" | "failed" | "pending";
+  next: number | null;
+  at: number;
+}
+
+/**
+ * Sets each delivery's status, next attempt and update time, one statement per run of rows:
+ * a statement per delivery cost the loop a round trip each. PostgreSQL first locks the rows in
+ * primary-key order, the order a concurrent delete of an endpoint's deliveries locks them in:
+ * the two wait for each other instead of deadlocking.
+ */
+async function settle(trx: Transaction<Schema>, settled: readonly Settled[]): Promise<void> {
+  const postgres = engineOf(trx) === "postgres";
+  for (const part of fixedChunks(settled)) {
+    if (postgres) {
+      const keys = sql.join(part.map(({ taken: t }) => sql`(${t.tenant_id}, ${t.endpoint_id}, ${t.id})`));
+      await sql`select 1 from webhook_deliveries where (tenant_id, endpoint_id, id) in (${keys})
+        order by tenant_id, endpoint_id, id for update`.execute(trx);
+    }
+    // Typed values: PostgreSQL would read untyped ones as text.
+    const rows = sql.join(
+      part.map(
+        ({ taken: t, status, next, at }) =>
+          sql`(cast(${t.tenant_id} as integer), cast(${t.endpoint_id} as text), cast(${t.id} as text), cast(${status} as text), cast(${next} as bigint), cast(${at} as bigint))`,
+      ),
+    );
+    await sql`update webhook_deliveries
+      set status = v.column4, next_attempt_at = v.column5, lease_until = null, updated_at = v.column6
+      from (values ${rows}) as v
+      where webhook_deliveries.tenant_id = v.column1 and webhook_deliveries.endpoint_id = v.column2 and webhook_deliveries.id = v.column3`.execute(
+      trx,
+    );
+  }
+}
+
 /**
  * Records attempts and what each means for its delivery (and, on 410, its endpoint), all in
  * one transaction: attempts that end together share one commit.
@@ -249,18 +287,16 @@ function compareKeys(a: Taken, b: Taken): number {
 async function record(trx: Transaction<Schema>, outcomes: readonly Outcome[], random: () => number): Promise<void> {
   await planForNow(trx);
   const attempts: unknown[][] = [];
+  const settled: Settled[] = [];
   const gone: Outcome[] = [];
-  // Rows are updated in primary-key order, the order a concurrent delete of an endpoint's
-  // deliveries locks them in: the two wait for each other instead of deadlocking.
-  const inKeyOrder = [...outcomes].sort((a, b) => compareKeys(a.taken, b.taken));
-  for (const outcome of inKeyOrder) {
+  for (const outcome of [...outcomes].sort((a, b) => compareKeys(a.taken, b.taken))) {
     const { taken, eventType, result, gone: deleted, at } = outcome;
     const succeeded = result.status !== undefined && result.status >= 200 && result.status < 300;
     const next = succeeded || deleted || result.status === 410 ? undefined : nextAttemptAt(taken.attempts, at, result, random);
-    const status = succeeded ? "succeeded" : next === undefined ? "failed" : "pending";
+    settled.push({ taken, status: succeeded ? "succeeded" : next === undefined ? "failed" : "pending", next: next ?? null, at });
     attempts.push([
       taken.tenant_id,
-      `att_${randomBytes(12).toString("base64url")}`,
+      newId("att_", at),
       taken.id,
       taken.endpoint_id,
       taken.message_id,
@@ -271,15 +307,9 @@ async function record(trx: Transaction<Schema>, outcomes: readonly Outcome[], ra
       result.error ?? (succeeded ? null : `HTTP ${result.status}`),
       next ?? null,
     ]);
-    await trx
-      .updateTable("webhook_deliveries")
-      .set({ status, next_attempt_at: next ?? null, lease_until: null, updated_at: at })
-      .where("tenant_id", "=", taken.tenant_id)
-      .where("endpoint_id", "=", taken.endpoint_id)
-      .where("id", "=", taken.id)
-      .execute();
     if (result.status === 410) gone.push(outcome);
   }
+  await settle(trx, settled);
   await insertMany(trx, "webhook_attempts", ATTEMPT_COLUMNS, attempts);
   // Its other pending deliveries are paused with it (an admin may enable it again).
   for (const { taken, at } of gone) {
