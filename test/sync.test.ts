@@ -3,6 +3,7 @@
  * errors that name each offending record and field, times, and the body rules, over HTTP.
  */
 import { request as httpRequest } from "node:http";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { EVENT_FIELD, FACTORIES, MASTER_COLLECTIONS, TRANSACTION_COLLECTIONS, returnRecord, withdrawal } from "./support/factories.js";
 import { get, newTenant, readAll, request, sync, useServer, type Reply, type TestTenant } from "./support/harness.js";
@@ -423,6 +424,20 @@ describe.each(TRANSACTION_COLLECTIONS)("times sent to /v1/sync/%s", (collection)
     const reply = await send(tenant, collection, [make({ id: "leap", [event]: "2028-02-29T23:59:59.999Z" })]);
     expect(reply.body).toEqual({ created: 1, updated: 0, unchanged: 0 });
     expect((await listAll(tenant, collection))[0]![event]).toBe("2028-02-29T23:59:59.999Z");
+  });
+});
+
+describe("times returned by the lists", () => {
+  // The first and last millisecond of years 1 to 9999, of days and of 1970, and random instants.
+  const EDGES = [-62135596800000, 253402300799999, -1, 0, 1, 86_399_999, 86_400_000, Date.UTC(2028, 1, 29, 23, 59, 59, 999)];
+
+  it("returns every instant from year 1 to 9999 exactly, in UTC with milliseconds", async () => {
+    const tenant = await newTenant(server());
+    const instants = [...EDGES, ...fc.sample(fc.integer({ min: EDGES[0]!, max: EDGES[1]! }), 400)];
+    const sent = instants.map((ms, i) => withdrawal({ id: `t${i}`, deliveredAt: new Date(ms).toISOString() }));
+    await sync(server(), tenant, "withdrawals", sent);
+    const listed = new Map((await listAll(tenant, "withdrawals")).map((record) => [record.id, record.deliveredAt]));
+    expect(listed).toEqual(new Map(instants.map((ms, i) => [`t${i}`, new Date(ms).toISOString()])));
   });
 });
 

@@ -39,8 +39,10 @@ function preparing(client: pg.PoolClient, onError: (err: Error) => void): pg.Poo
   // event, which the pool listens for only while the connection is idle.
   client.on("error", onError);
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  (client as { query: unknown }).query = (text: unknown, values?: unknown[]) =>
-    typeof text === "string" && isPreparable(text) ? query({ name: statementName(text), text, values }) : query(text, values);
+  (client as { query: unknown }).query = (text: unknown, values?: unknown[]) => {
+    const name = typeof text === "string" ? statementName(text) : undefined;
+    return name === undefined ? query(text, values) : query({ name, text, values });
+  };
   return client;
 }
 
@@ -49,8 +51,18 @@ function isPreparable(text: string): boolean {
   return !/^\s*(begin|commit|rollback|savepoint|release|start|set|create|alter|drop|lock)\b/i.test(text);
 }
 
-function statementName(text: string): string {
-  return `cl_${createHash("sha1").update(text).digest("base64url")}`;
+/** Names by text (none for what is not prepared): a hash per query cost a page a few per cent of its time. */
+const statementNames = new Map<string, string | undefined>();
+
+function statementName(text: string): string | undefined {
+  let name = statementNames.get(text);
+  if (name === undefined && !statementNames.has(text)) {
+    name = isPreparable(text) ? `cl_${createHash("sha1").update(text).digest("base64url")}` : undefined;
+    // The shapes are few (see query-template.ts); a flood of one-off texts only starts it over.
+    if (statementNames.size >= 5000) statementNames.clear();
+    statementNames.set(text, name);
+  }
+  return name;
 }
 
 export function openPostgresStorage(options: PostgresOptions): Storage {
