@@ -143,10 +143,10 @@ export function nextAttemptAt(attempts: number, now: number, result: SendResult,
   return now + Math.max(jittered, asked);
 }
 
-/** `(first, second) in ((…, …), …)` over the given pairs. */
-function pairIn(first: string, second: string, pairs: readonly [number, string][]): RawBuilder<SqlBool> {
-  const values = sql.join(pairs.map(([tenant, id]) => sql`(${tenant}, ${id})`));
-  return sql<SqlBool>`(${sql.ref(first)}, ${sql.ref(second)}) in (${values})`;
+/** `(a, b, …) in ((…, …, …), …)`: the columns' values are one of the given rows. */
+function keysIn(columns: readonly string[], rows: readonly (readonly unknown[])[]): RawBuilder<SqlBool> {
+  const values = sql.join(rows.map((row) => sql`(${sql.join(row)})`));
+  return sql<SqlBool>`(${sql.join(columns.map((c) => sql.ref(c)))}) in (${values})`;
 }
 
 /** A key of (tenant_id, id) as one string, for maps. */
@@ -176,7 +176,7 @@ async function loadIn(db: Kysely<Schema>, taken: readonly Taken[]): Promise<Roun
     const rows = await db
       .selectFrom("webhook_messages")
       .select(["tenant_id", "id", "type", "payload"])
-      .where(pairIn("tenant_id", "id", part))
+      .where(keysIn(["tenant_id", "id"], part))
       .execute();
     for (const row of rows) round.messages.set(keyOf(row.tenant_id, row.id), row);
   }
@@ -184,7 +184,7 @@ async function loadIn(db: Kysely<Schema>, taken: readonly Taken[]): Promise<Roun
     const rows = await db
       .selectFrom("webhook_endpoints")
       .select(["tenant_id", "id", "url", "secret", "previous_secret", "previous_secret_until"])
-      .where(pairIn("tenant_id", "id", part))
+      .where(keysIn(["tenant_id", "id"], part))
       .execute();
     for (const row of rows) round.endpoints.set(keyOf(row.tenant_id, row.id), row);
   }
@@ -236,12 +236,6 @@ const ATTEMPT_COLUMNS = [
   "next_attempt_at",
 ];
 
-function compareKeys(a: Taken, b: Taken): number {
-  if (a.tenant_id !== b.tenant_id) return a.tenant_id - b.tenant_id;
-  if (a.endpoint_id !== b.endpoint_id) return a.endpoint_id < b.endpoint_id ? -1 : 1;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-}
-
 /** What an attempt means for its delivery. */
 interface Settled {
   taken: Taken;
@@ -260,9 +254,11 @@ async function settle(trx: Transaction<Schema>, settled: readonly Settled[]): Pr
   const postgres = engineOf(trx) === "postgres";
   for (const part of fixedChunks(settled)) {
     if (postgres) {
-      const keys = sql.join(part.map(({ taken: t }) => sql`(${t.tenant_id}, ${t.endpoint_id}, ${t.id})`));
-      await sql`select 1 from webhook_deliveries where (tenant_id, endpoint_id, id) in (${keys})
-        order by tenant_id, endpoint_id, id for update`.execute(trx);
+      const keys = keysIn(
+        ["tenant_id", "endpoint_id", "id"],
+        part.map(({ taken: t }) => [t.tenant_id, t.endpoint_id, t.id]),
+      );
+      await sql`select 1 from webhook_deliveries where ${keys} order by tenant_id, endpoint_id, id for update`.execute(trx);
     }
     // Typed values: PostgreSQL would read untyped ones as text.
     const rows = sql.join(
@@ -289,7 +285,8 @@ async function record(trx: Transaction<Schema>, outcomes: readonly Outcome[], ra
   const attempts: unknown[][] = [];
   const settled: Settled[] = [];
   const gone: Outcome[] = [];
-  for (const outcome of [...outcomes].sort((a, b) => compareKeys(a.taken, b.taken))) {
+  // settle locks the deliveries in key order; here any order will do.
+  for (const outcome of outcomes) {
     const { taken, eventType, result, gone: deleted, at } = outcome;
     const succeeded = result.status !== undefined && result.status >= 200 && result.status < 300;
     const next = succeeded || deleted || result.status === 410 ? undefined : nextAttemptAt(taken.attempts, at, result, random);
