@@ -233,6 +233,36 @@ describe("a refused request has no effect", () => {
   });
 });
 
+describe("the lists' key checks on a tenant with records", () => {
+  // A list finds its tenant from the key inside the page query (src/lists/list.service.ts),
+  // so these run where that query finds rows: a key that may not read gets none of them,
+  // and a 401 or 403 comes before any 400.
+  const VALID = ["", "?limit=1"];
+  const BAD = ["?limit=0", "?colour=red", "?cursor=junk", "?limit=1&cursor=FOREIGN"];
+
+  it.each(COLLECTIONS)("/v1/%s answers 401 and 403 before anything else, and 200 or 400 to a read key", async (collection) => {
+    const tenant = await newTenant(server());
+    const other = await newTenant(server());
+    for (const owner of [tenant, other]) {
+      const body = { data: [FACTORIES[collection]!(), FACTORIES[collection]!()] };
+      expect((await request(server(), "POST", `/v1/sync/${collection}`, { key: owner.keys.sync, body })).status).toBe(200);
+    }
+    const foreign = (await request(server(), "GET", `/v1/${collection}?limit=1`, { key: other.keys.read })).body.cursor;
+    expect(foreign).toEqual(expect.any(String));
+    const revoked = await keyWith(tenant, ["read", "sync"]);
+    expect(await revokeKey(server().storage.db, revoked.keyId, Date.now())).toBe(true);
+    const withoutRead = [tenant.keys.sync, tenant.keys.admin, (await keyWith(tenant, ["sync", "admin"])).key];
+    for (const query of [...VALID, ...BAD]) {
+      const path = `/v1/${collection}${query.replace("FOREIGN", encodeURIComponent(foreign))}`;
+      for (const key of [revoked.key, generateKey().key]) expectUnauthorized(await request(server(), "GET", path, { key }));
+      for (const key of withoutRead) expectForbidden(await request(server(), "GET", path, { key }));
+      const read = await request(server(), "GET", path, { key: tenant.keys.read });
+      if (VALID.includes(query)) expect(read.body.data.length, path).toBeGreaterThan(0);
+      else expect([read.status, read.body.code], path).toEqual([400, expect.any(String)]);
+    }
+  });
+});
+
 describe("scopes across the two kinds of endpoint", () => {
   it.each(COLLECTIONS)("a sync key cannot read /v1/%s and a read key cannot sync it", async (collection) => {
     const tenant = await newTenant(server());

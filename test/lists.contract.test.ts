@@ -122,6 +122,11 @@ describe.each(ALL)("GET /v1/%s", (collection) => {
     const reply = await get(server(), `/v1/${collection}?limit=1&cursor=${encodeURIComponent(cursor)}`, other.keys.read);
     expect(reply.status).toBe(400);
     expect(reply.body.code).toBe("invalid_cursor");
+    // A tenant with no records at all gets the same answer, not an empty page.
+    const empty = await newTenant(server());
+    const fromEmpty = await get(server(), `/v1/${collection}?limit=1&cursor=${encodeURIComponent(cursor)}`, empty.keys.read);
+    expect(fromEmpty.status).toBe(400);
+    expect(fromEmpty.body.code).toBe("invalid_cursor");
   });
 
   it("sees only its own tenant's records", async () => {

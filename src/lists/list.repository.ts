@@ -1,5 +1,6 @@
 /**
- * The one list query, for every collection: tenant first, then the filters as index ranges
+ * The one list query, for every collection: tenant first (found from the reader's API key in
+ * the same query, see list.service.ts), then the filters as index ranges
  * or equalities, then a keyset condition written as a row value so that it stays an index
  * range on both engines, ordered by the sort key and id. Compiled once per shape (see
  * storage/query-template.ts); each page fills in its values.
@@ -28,7 +29,7 @@ export function listOrder(query: ListQuery): ListOrder {
   return "created";
 }
 
-export type ListRow = Pick<RecordRow, "id" | "created_at" | "updated_at" | "name_key" | "code_key" | "body">;
+export type ListRow = Pick<RecordRow, "tenant_id" | "id" | "created_at" | "updated_at" | "name_key" | "code_key" | "body">;
 
 /** Position of a row in the given order, as a cursor carries it. */
 export function positionOf(row: ListRow, order: ListOrder): CursorPosition {
@@ -40,31 +41,35 @@ export function positionOf(row: ListRow, order: ListOrder): CursorPosition {
 export type FilteredQuery = SelectQueryBuilder<Schema, "withdrawals", object>;
 export type PageQuery = SelectQueryBuilder<Schema, "withdrawals", ListRow>;
 
-export const LIST_COLUMNS = ["id", "created_at", "updated_at", "name_key", "code_key", "body"] as const;
+export const LIST_COLUMNS = ["tenant_id", "id", "created_at", "updated_at", "name_key", "code_key", "body"] as const;
 /** The slots a page query is built from: see `pageValues` for their names. */
 export type Slots = Record<string, any>;
 
 const templates = new QueryTemplates<ListRow>();
 
-/** Up to `take` rows of one tenant's collection after `after`, as a compiled query. */
+/**
+ * Up to `take` rows after `after` of the collection of the tenant whose key has the hash
+ * `keyHash`, as a compiled query; no rows when the key is unknown, revoked or lacks the
+ * `read` scope.
+ */
 export function pageQuery(
   db: Kysely<Schema>,
   collection: Collection,
-  tenantId: number,
+  keyHash: string,
   query: ListQuery,
   after: CursorPosition | undefined,
   take: number,
 ): CompiledQuery<ListRow> {
   const order = listOrder(query);
-  const values = pageValues(tenantId, query, after);
+  const values = pageValues(keyHash, query, after);
   const upper = armAUpperBound(query, after);
   const shape = [collection.name, order, take, upper, ...Object.keys(values)].join(":");
   return templates.fill(db, shape, values, (slots) => buildPage(db, collection, order, slots, take, upper));
 }
 
 /** Every value a page query needs, named; which names are present is part of its shape. */
-function pageValues(tenantId: number, query: ListQuery, after: CursorPosition | undefined): Record<string, unknown> {
-  const values: Record<string, unknown> = { tenantId };
+function pageValues(keyHash: string, query: ListQuery, after: CursorPosition | undefined): Record<string, unknown> {
+  const values: Record<string, unknown> = { keyHash };
   for (const [name, prefix] of [
     ["name", query.name],
     ["code", query.code],
@@ -109,7 +114,14 @@ function buildPage(db: Kysely<Schema>, collection: Collection, order: ListOrder,
 
 /** Every filter but the time window, and (when asked) the keyset condition. */
 function filtered(db: Kysely<Schema>, collection: Collection, order: ListOrder, s: Slots, withCursor: boolean): FilteredQuery {
-  let q = db.selectFrom(collection.table as "withdrawals").where("tenant_id", "=", s.tenantId);
+  let q = db.selectFrom(collection.table as "withdrawals").where("tenant_id", "=", (eb) =>
+    eb
+      .selectFrom("api_keys")
+      .select("api_keys.tenant_id")
+      .where("api_keys.hash", "=", s.keyHash)
+      .where("api_keys.revoked_at", "is", null)
+      .where(sql<string>`',' || api_keys.scopes || ','`, "like", sql.lit("%,read,%")),
+  );
   if (s.nameLow !== undefined) q = q.where("name_key", ">=", s.nameLow);
   if (s.nameHigh !== undefined) q = q.where("name_key", "<", s.nameHigh);
   if (s.codeLow !== undefined) q = q.where("code_key", ">=", s.codeLow);

@@ -3,11 +3,11 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { Collection } from "../collections/define.js";
 import { COLLECTIONS } from "../collections/registry.js";
-import { principalOf, requireScope } from "../platform/auth.js";
+import { authenticate, keyHashOf, requireWellFormedKey } from "../platform/auth.js";
 import { methodNotAllowed } from "../platform/http-errors.js";
 import { problemResponses } from "../platform/problem.js";
 import type { AppDeps } from "../app.js";
-import { parseListQuery, querySchema, rawQuery } from "./list.query.js";
+import { querySchema, rawQuery } from "./list.query.js";
 import { listPage } from "./list.service.js";
 
 function pageSchema(collection: Collection) {
@@ -27,7 +27,7 @@ export function registerListRoutes(app: FastifyInstance, { storage, cursors }: A
     app.get(
       path,
       {
-        onRequest: requireScope(storage.db, "read"),
+        onRequest: requireWellFormedKey,
         schema: {
           tags: [collection.kind === "transaction" ? "Transactions" : "Master data"],
           summary: `List ${collection.name.replace("-", " ")}`,
@@ -38,9 +38,11 @@ export function registerListRoutes(app: FastifyInstance, { storage, cursors }: A
         },
       },
       async (request, reply) => {
-        const { tenantId } = principalOf(request);
-        const query = parseListQuery(collection, rawQuery(request.url));
-        const page = await listPage(storage.db, cursors, collection, tenantId, query);
+        const reader = {
+          keyHash: keyHashOf(request),
+          tenantOfKey: async () => (await authenticate(storage.db, request, "read")).tenantId,
+        };
+        const page = await listPage(storage.db, cursors, collection, reader, rawQuery(request.url));
         return reply.type("application/json; charset=utf-8").send(page);
       },
     );

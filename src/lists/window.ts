@@ -53,7 +53,7 @@ export function onTimeArm(base: PageQuery, s: Slots, upper: ArmAUpperBound): Pag
  */
 export function lateArm(base: FilteredQuery, s: Slots): PageQuery {
   const createdAt = sql<number>`created_at + 0`;
-  let arm = base.select(["id", createdAt.as("created_at"), "updated_at", "name_key", "code_key", "body"]);
+  let arm = base.select(["tenant_id", "id", createdAt.as("created_at"), "updated_at", "name_key", "code_key", "body"]);
   if (s.since !== undefined) arm = arm.where("late_event_at", ">=", s.since);
   if (s.until !== undefined) arm = arm.where("late_event_at", "<=", s.until);
   arm = arm.where((eb) => {

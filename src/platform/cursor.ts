@@ -26,7 +26,8 @@ interface Payload {
 const MAC_BYTES = 16;
 const SHAPE = /^[A-Za-z0-9_-]{1,2048}\.[A-Za-z0-9_-]{22}$/;
 
-export type CursorCheck = { ok: true; position: CursorPosition } | { ok: false; reason: "malformed" | "mismatch" };
+/** A cursor's position and the tenant it was issued to, which the caller compares with its own. */
+export type CursorCheck = { ok: true; tenantId: number; position: CursorPosition } | { ok: false; reason: "malformed" | "mismatch" };
 
 export class CursorCodec {
   constructor(private readonly secret: string) {}
@@ -41,7 +42,7 @@ export class CursorCodec {
     return `${body}.${this.mac(body).toString("base64url")}`;
   }
 
-  decode(cursor: string, tenantId: number, collection: string, filters: string): CursorCheck {
+  decode(cursor: string, collection: string, filters: string): CursorCheck {
     if (!SHAPE.test(cursor)) return { ok: false, reason: "malformed" }; // also fixes the MAC's length
     const [body = "", mac = ""] = cursor.split(".");
     // Compared as text: base64url decoding ignores the spare bits of the last character,
@@ -54,13 +55,16 @@ export class CursorCodec {
     } catch {
       return { ok: false, reason: "malformed" };
     }
-    if (payload.v !== 1 || (typeof payload.k !== "string" && typeof payload.k !== "number") || typeof payload.i !== "string") {
+    if (
+      payload.v !== 1 ||
+      typeof payload.t !== "number" ||
+      (typeof payload.k !== "string" && typeof payload.k !== "number") ||
+      typeof payload.i !== "string"
+    ) {
       return { ok: false, reason: "malformed" };
     }
-    if (payload.t !== tenantId || payload.c !== collection || payload.f !== filterHash(filters)) {
-      return { ok: false, reason: "mismatch" };
-    }
-    return { ok: true, position: { key: payload.k, id: payload.i } };
+    if (payload.c !== collection || payload.f !== filterHash(filters)) return { ok: false, reason: "mismatch" };
+    return { ok: true, tenantId: payload.t, position: { key: payload.k, id: payload.i } };
   }
 }
 
