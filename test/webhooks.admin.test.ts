@@ -63,6 +63,7 @@ async function deliver(): Promise<number> {
 
 /** A fresh tenant; deliveries that earlier tests left due are set aside so each test sees its own. */
 async function tenantWithCleanSlate(): Promise<TestTenant> {
+  await server().storage.db.deleteFrom("webhook_fanouts").execute();
   await server().storage.db.updateTable("webhook_deliveries").set({ status: "failed" }).where("status", "=", "pending").execute();
   receiver.received.length = 0;
   receiver.answers = [];
@@ -253,12 +254,13 @@ describe("listing webhook endpoints", () => {
 });
 
 describe("changing a webhook endpoint", () => {
-  it("deletes it with its deliveries and log: 204, then 404", async () => {
+  it("deletes it with its fan-outs, deliveries and log: 204, then 404", async () => {
     const tenant = await tenantWithCleanSlate();
     const endpoint = await create(tenant);
     await syncAt(tenant, "withdrawals", [withdrawal()]);
     receiver.answers = [500];
     await deliver();
+    await syncAt(tenant, "withdrawals", [withdrawal()]); // a fan-out not yet made deliveries
     const reply = await call(tenant, "DELETE", `${BASE}/${endpoint.id}`);
     expect(reply.status).toBe(204);
     expect(reply.body).toBeUndefined();
@@ -266,6 +268,7 @@ describe("changing a webhook endpoint", () => {
     expectProblem(await call(tenant, "GET", `${BASE}/${endpoint.id}`), 404, "not_found");
     const { db } = server().storage;
     expect(await db.selectFrom("webhook_deliveries").selectAll().where("tenant_id", "=", tenant.id).execute()).toEqual([]);
+    expect(await db.selectFrom("webhook_fanouts").selectAll().where("tenant_id", "=", tenant.id).execute()).toEqual([]);
     expect(await db.selectFrom("webhook_attempts").selectAll().where("tenant_id", "=", tenant.id).execute()).toEqual([]);
     clock.now += HOUR;
     expect(await deliver()).toBe(0);

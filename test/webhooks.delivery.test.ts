@@ -9,7 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Webhook } from "standardwebhooks";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DeliveryLoop, RETRY_DELAYS_MS } from "../src/webhooks/delivery.js";
+import { DeliveryLoop, expandFanouts, RETRY_DELAYS_MS } from "../src/webhooks/delivery.js";
 import { insertEndpoint, type NewEndpoint } from "../src/webhooks/endpoint.repository.js";
 import { isPrivateAddress } from "../src/webhooks/send.js";
 import { withdrawal } from "./support/factories.js";
@@ -38,6 +38,7 @@ function loop(srv: TestServer, options: Partial<ConstructorParameters<typeof Del
 /** A tenant with an endpoint on the receiver; what earlier tests left pending is set aside. */
 async function setup(events = ["withdrawal.created"]): Promise<{ srv: TestServer; tenant: TestTenant; endpoint: NewEndpoint }> {
   const srv = server();
+  await srv.storage.db.deleteFrom("webhook_fanouts").execute();
   await srv.storage.db.updateTable("webhook_deliveries").set({ status: "failed" }).where("status", "=", "pending").execute();
   const tenant = await newTenant(srv);
   const endpoint = await insertEndpoint(srv.storage.db, tenant.id, receiver.url, events, clock.now);
@@ -180,10 +181,39 @@ describe("webhook delivery", () => {
     for (const address of ["93.184.216.34", "8.8.8.8", "2606:4700::1111"]) expect(isPrivateAddress(address), address).toBe(false);
   });
 
-  it("sends a delivery again, with the same webhook-id, when the process that took it died", async () => {
+  it("makes fan-outs deliveries only as the endpoint can take them, each message once, while failed ones wait", async () => {
     const { srv, tenant } = await setup();
+    const batches = [0, 1, 2].map(() => Array.from({ length: 30 }, () => withdrawal()));
+    for (const batch of batches) await syncNow(srv, tenant, batch);
+    const rows = async (table: "webhook_deliveries" | "webhook_fanouts") =>
+      (await srv.storage.db.selectFrom(table).select("id").where("tenant_id", "=", tenant.id).execute()).length;
+    expect([await rows("webhook_fanouts"), await rows("webhook_deliveries")]).toEqual([3, 0]);
+    clock.now += 10; // each batch's createdAt is a millisecond after the one before
+
+    const small = { batchSize: 10, maxPerEndpoint: 10 };
+    receiver.answers = Array.from({ length: 10 }, () => 500);
+    expect(await loop(srv, small).runOnce()).toBe(10);
+    // One batch became deliveries; the others wait as fan-outs until the endpoint can take more.
+    expect([await rows("webhook_fanouts"), await rows("webhook_deliveries")]).toEqual([2, 30]);
+    let sent = 10;
+    for (let n = await loop(srv, small).runOnce(); n > 0; n = await loop(srv, small).runOnce()) sent += n;
+    // The ten that failed wait for their retry (5 s on); the other 80 went meanwhile.
+    expect(sent).toBe(90);
+    expect([await rows("webhook_fanouts"), await rows("webhook_deliveries")]).toEqual([0, 90]);
+    const ids = receiver.received.map((r) => JSON.parse(r.body).data.id as string);
+    expect(new Set(ids).size).toBe(90);
+    expect(ids, "batch by batch, as they were synced").toEqual(batches.flat().map((record) => record.id));
+    clock.now += 10_000;
+    expect(await loop(srv, small).runOnce()).toBe(10);
+    expect(receiver.received.slice(90).map((r) => JSON.parse(r.body).data.id)).toEqual(ids.slice(0, 10));
+  });
+
+  it("sends a delivery again, with the same webhook-id, when the process that took it died", async () => {
+    const { srv, tenant, endpoint } = await setup();
     await syncNow(srv, tenant, [withdrawal()]);
-    // A process takes it (its lease is written) and dies before recording the attempt.
+    // A process takes it (makes its fan-out a delivery and leases that, as take does) and dies
+    // before recording the attempt.
+    await srv.storage.db.transaction().execute((trx) => expandFanouts(trx, tenant.id, endpoint.id, clock.now, 1));
     await srv.storage.db
       .updateTable("webhook_deliveries")
       .set({ lease_until: clock.now + 60_000, attempts: 1 })

@@ -1,7 +1,8 @@
 /**
  * The webhook outbox (decisions section 7): a sync writes one message per record change that
  * an enabled endpoint of the tenant takes, in the same transaction, with `data` exactly as the
- * list returns the record, and one pending delivery per endpoint; nothing for an unchanged
+ * list returns the record, and one fan-out per endpoint naming the messages it takes (the
+ * delivery loop makes them deliveries, see webhooks.delivery.test.ts); nothing for an unchanged
  * re-send, a refused batch, another tenant's endpoint or a disabled one. Messages are signed
  * as Standard Webhooks specifies (checked with its reference library).
  */
@@ -26,12 +27,13 @@ async function messagesOf(srv: TestServer, tenant: TestTenant) {
     .execute();
 }
 
-async function deliveriesOf(srv: TestServer, tenant: TestTenant) {
-  return srv.storage.db
-    .selectFrom("webhook_deliveries")
-    .select(["endpoint_id", "message_id", "status", "attempts", "next_attempt_at"])
+async function fanoutsOf(srv: TestServer, tenant: TestTenant) {
+  const rows = await srv.storage.db
+    .selectFrom("webhook_fanouts")
+    .select(["endpoint_id", "created_at", "message_ids"])
     .where("tenant_id", "=", tenant.id)
     .execute();
+  return rows.map((row) => ({ endpointId: row.endpoint_id, createdAt: row.created_at, messageIds: row.message_ids.split(" ") }));
 }
 
 async function endpoint(srv: TestServer, tenant: TestTenant, events: string[]) {
@@ -58,7 +60,7 @@ describe("the webhook outbox", () => {
     ]);
   });
 
-  it("writes a message per created record with data exactly as the list returns it, and a delivery per endpoint", async () => {
+  it("writes a message per created record with data exactly as the list returns it, and a fan-out per endpoint", async () => {
     const srv = server();
     const tenant = await newTenant(srv);
     const [a, b] = [
@@ -84,10 +86,12 @@ describe("the webhook outbox", () => {
       expect(payload.data).toEqual(listed.find((item) => item.id === payload.data.id));
       expect(message.payload).toContain(JSON.stringify(payload.data));
     }
-    const deliveries = await deliveriesOf(srv, tenant);
-    expect(deliveries).toHaveLength(4);
-    for (const delivery of deliveries) expect(delivery).toMatchObject({ status: "pending", attempts: 0 });
-    expect(new Set(deliveries.map((d) => d.endpoint_id))).toEqual(new Set([a.id, b.id]));
+    const fanouts = await fanoutsOf(srv, tenant);
+    expect(fanouts.map((f) => f.endpointId).sort()).toEqual([a.id, b.id].sort());
+    for (const fanout of fanouts) {
+      expect(fanout.messageIds, "every message, in the order written").toEqual(messages.map((m) => m.id));
+      expect(fanout.createdAt).toBe(Date.UTC(2026, 10, 22, 9, 30, 0, 123));
+    }
   });
 
   it("announces a master record's update with its original createdAt, and nothing for an unchanged re-send", async () => {
@@ -133,7 +137,7 @@ describe("the webhook outbox", () => {
     await sync(srv, tenant, "withdrawals", [withdrawal()]);
     expect(await messagesOf(srv, tenant)).toHaveLength(1);
     expect(await messagesOf(srv, other)).toEqual([]);
-    expect((await deliveriesOf(srv, tenant)).every((d) => d.endpoint_id === taker.id)).toBe(true);
+    expect((await fanoutsOf(srv, tenant)).map((f) => [f.endpointId, f.messageIds.length])).toEqual([[taker.id, 1]]);
     expect(returnsOnly.id).not.toBe(taker.id);
   });
 });

@@ -4,6 +4,7 @@ import type { Storage } from "./database.js";
 import { initialMigration } from "./migrations/0001-initial.js";
 import { webhooksMigration } from "./migrations/0002-webhooks.js";
 import { deliveriesDuePerEndpointMigration } from "./migrations/0003-deliveries-due-per-endpoint.js";
+import { webhookFanoutsMigration } from "./migrations/0004-webhook-fanouts.js";
 
 function provider(storage: Storage): MigrationProvider {
   return {
@@ -12,6 +13,7 @@ function provider(storage: Storage): MigrationProvider {
         "0001-initial": initialMigration(storage.engine),
         "0002-webhooks": webhooksMigration(storage.engine),
         "0003-deliveries-due-per-endpoint": deliveriesDuePerEndpointMigration(),
+        "0004-webhook-fanouts": webhookFanoutsMigration(storage.engine),
       };
     },
   };

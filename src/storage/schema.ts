@@ -103,6 +103,15 @@ export interface WebhookDeliveryTable {
   updated_at: number;
 }
 
+/** The messages of one sync batch that one endpoint takes, until the delivery loop expands them. */
+export interface WebhookFanoutTable {
+  tenant_id: number;
+  id: string;
+  endpoint_id: string;
+  created_at: number;
+  message_ids: string;
+}
+
 /** A paused delivery waits for its endpoint to be enabled again. */
 export type DeliveryStatus = "pending" | "succeeded" | "failed" | "paused";
 
@@ -136,5 +145,6 @@ export interface Schema {
   webhook_endpoints: WebhookEndpointTable;
   webhook_messages: WebhookMessageTable;
   webhook_deliveries: WebhookDeliveryTable;
+  webhook_fanouts: WebhookFanoutTable;
   webhook_attempts: WebhookAttemptTable;
 }

@@ -10,7 +10,7 @@ import { engineOf, planForNow, relaxedTransaction } from "../storage/engine.js";
 import { fixedChunks, insertMany } from "../storage/query-template.js";
 import type { Schema } from "../storage/schema.js";
 import { setEndpointDisabledIn } from "./endpoint.repository.js";
-import { newId } from "./outbox.js";
+import { DELIVERY_ID_PREFIX, newId } from "./outbox.js";
 import { post, type SendOptions, type SendResult } from "./send.js";
 import { webhookHeaders } from "./signature.js";
 
@@ -68,12 +68,77 @@ interface Taken {
   attempts: number;
 }
 
+const DELIVERY_COLUMNS = [
+  "tenant_id",
+  "id",
+  "endpoint_id",
+  "message_id",
+  "status",
+  "attempts",
+  "next_attempt_at",
+  "lease_until",
+  "created_at",
+  "updated_at",
+];
+
+/**
+ * Makes an endpoint's oldest fan-outs (outbox.ts) deliveries until at least `want` of its
+ * deliveries are due or none is left, in the caller's transaction: a fan-out is either still
+ * there or wholly expanded. Each becomes a pending delivery per message, due since its batch
+ * was written and with an id of that time (so a replay of a time range finds it). Expanding
+ * only what the endpoint can take soon keeps the deliveries' tables small however far sync
+ * runs ahead, and the work off sync's transaction. On PostgreSQL a fan-out that another
+ * process is expanding is left to it.
+ */
+export async function expandFanouts(trx: Transaction<Schema>, tenantId: number, endpointId: string, now: number, want: number) {
+  const counted = await trx
+    .selectFrom((eb) =>
+      eb
+        .selectFrom("webhook_deliveries")
+        .select("id")
+        .where("tenant_id", "=", tenantId)
+        .where("endpoint_id", "=", endpointId)
+        .where("status", "=", sql.lit("pending"))
+        .where("next_attempt_at", "<=", now)
+        .limit(sql.lit(want))
+        .as("due"),
+    )
+    .select((eb) => eb.fn.countAll<number | string>().as("n"))
+    .executeTakeFirstOrThrow();
+  let due = Number(counted.n);
+  while (due < want) {
+    let oldest = trx
+      .selectFrom("webhook_fanouts")
+      .select(["id", "created_at", "message_ids"])
+      .where("tenant_id", "=", tenantId)
+      .where("endpoint_id", "=", endpointId)
+      .orderBy("id")
+      .limit(sql.lit(1));
+    if (engineOf(trx) === "postgres") oldest = oldest.forUpdate().skipLocked();
+    const fanout = await oldest.executeTakeFirst();
+    if (fanout === undefined) return;
+    const at = fanout.created_at;
+    const rows = fanout.message_ids
+      .split(" ")
+      .map((messageId) => [tenantId, newId(DELIVERY_ID_PREFIX, at), endpointId, messageId, "pending", 0, at, null, at, now]);
+    await insertMany(trx, "webhook_deliveries", DELIVERY_COLUMNS, rows);
+    await trx
+      .deleteFrom("webhook_fanouts")
+      .where("tenant_id", "=", tenantId)
+      .where("endpoint_id", "=", endpointId)
+      .where("id", "=", fanout.id)
+      .execute();
+    due += rows.length;
+  }
+}
+
 /**
  * Takes up to `batchSize` due deliveries of enabled endpoints and leases them to this process:
- * endpoint by endpoint, the one whose oldest due delivery is oldest first, each as many as
- * it may still start (`maxPerEndpoint` less `underWay`). Every query reads one endpoint's range
- * of the pending deliveries' index, so neither a long backlog nor an endpoint at its limit
- * costs the others a scan.
+ * endpoint by endpoint, the one whose oldest due delivery (or fan-out) is oldest first, each as
+ * many as it may still start (`maxPerEndpoint` less `underWay`), its fan-outs made deliveries
+ * first when fewer than that are due (see expandFanouts). Every query reads one endpoint's
+ * range of an index, so neither a long backlog nor an endpoint at its limit costs the others a
+ * scan.
  */
 async function take(
   db: Kysely<Schema>,
@@ -102,13 +167,25 @@ async function take(
           .limit(sql.lit(1))
           .as("oldest"),
       )
+      .select((eb) =>
+        eb
+          .selectFrom("webhook_fanouts as f")
+          .select("f.created_at")
+          .whereRef("f.tenant_id", "=", "e.tenant_id")
+          .whereRef("f.endpoint_id", "=", "e.id")
+          .orderBy("f.id")
+          .limit(sql.lit(1))
+          .as("fanout"),
+      )
       .where("e.disabled_at", "is", null)
       .execute();
-    const due = endpoints.filter((e) => e.oldest !== null).sort((a, b) => a.oldest! - b.oldest!);
+    const since = (e: (typeof endpoints)[number]) => e.oldest ?? e.fanout;
+    const due = endpoints.filter((e) => since(e) !== null).sort((a, b) => since(a)! - since(b)!);
     const taken: Taken[] = [];
     for (const endpoint of due) {
       const room = Math.min(options.maxPerEndpoint - underWay(endpoint.tenant_id, endpoint.id), options.batchSize - taken.length);
       if (room <= 0) continue;
+      if (endpoint.fanout !== null) await expandFanouts(trx, endpoint.tenant_id, endpoint.id, now, options.maxPerEndpoint);
       let next = trx
         .selectFrom("webhook_deliveries as d")
         .select(["d.tenant_id", "d.endpoint_id", "d.id"])

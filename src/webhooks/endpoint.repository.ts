@@ -64,11 +64,16 @@ export async function endpointPage(db: Kysely<Schema>, tenantId: number, after: 
   return query.orderBy("created_at", "desc").orderBy("id", "desc").limit(sql.lit(limit)).execute();
 }
 
-/** Deletes an endpoint with its deliveries and their log; false when there was none. */
+/**
+ * Deletes an endpoint with its fan-outs, deliveries and their log; false when there was none.
+ * The fan-outs go first: a delivery loop expanding one holds it until it commits, so the
+ * deliveries it wrote are deleted next.
+ */
 export async function deleteEndpoint(db: Kysely<Schema>, tenantId: number, id: string): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const deleted = await trx.deleteFrom("webhook_endpoints").where("tenant_id", "=", tenantId).where("id", "=", id).executeTakeFirst();
     if (deleted.numDeletedRows === 0n) return false;
+    await trx.deleteFrom("webhook_fanouts").where("tenant_id", "=", tenantId).where("endpoint_id", "=", id).execute();
     await trx.deleteFrom("webhook_attempts").where("tenant_id", "=", tenantId).where("endpoint_id", "=", id).execute();
     await trx.deleteFrom("webhook_deliveries").where("tenant_id", "=", tenantId).where("endpoint_id", "=", id).execute();
     return true;

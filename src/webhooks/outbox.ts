@@ -1,8 +1,9 @@
 /**
  * The transactional outbox: sync calls it inside the transaction that writes the records, so a
  * message exists for every record change that was acknowledged, and for nothing that was not.
- * A message is written only when some enabled endpoint of the tenant takes its type, with one
- * pending delivery per such endpoint; the delivery loop sends them.
+ * A message is written only when some enabled endpoint of the tenant takes its type. Each such
+ * endpoint gets one fan-out row per batch naming its messages, which the delivery loop expands
+ * into a pending delivery per message (webhooks/delivery.ts) and then sends.
  */
 import { randomBytes } from "node:crypto";
 import type { Transaction } from "kysely";
@@ -22,18 +23,7 @@ export interface RecordChange {
 }
 
 const MESSAGE_COLUMNS = ["tenant_id", "id", "type", "created_at", "payload"];
-const DELIVERY_COLUMNS = [
-  "tenant_id",
-  "id",
-  "endpoint_id",
-  "message_id",
-  "status",
-  "attempts",
-  "next_attempt_at",
-  "lease_until",
-  "created_at",
-  "updated_at",
-];
+const FANOUT_COLUMNS = ["tenant_id", "id", "endpoint_id", "created_at", "message_ids"];
 
 export const DELIVERY_ID_PREFIX = "dlv_";
 
@@ -60,8 +50,8 @@ export function idTime(prefix: string, ms: number): string {
 }
 
 /**
- * Writes a message (and its deliveries) for each change some endpoint takes; `now` stamps them.
- * Returns how many deliveries it queued.
+ * Writes a message for each change some endpoint takes, and a fan-out per endpoint that takes
+ * any; `now` stamps them. Returns how many deliveries the fan-outs stand for.
  */
 export async function recordMessages(
   trx: Transaction<Schema>,
@@ -74,20 +64,23 @@ export async function recordMessages(
   const endpoints = await enabledEndpoints(trx, tenantId);
   if (endpoints.length === 0) return 0;
   const messages: unknown[][] = [];
-  const deliveries: unknown[][] = [];
+  const messageIds = endpoints.map((): string[] => []);
   const timestamp = formatTime(now);
   for (const { change, content, createdAt } of changes) {
     const type = eventType(collection, change);
-    const takers = endpoints.filter((endpoint) => endpoint.events.has(type));
-    if (takers.length === 0) continue;
+    if (!endpoints.some((endpoint) => endpoint.events.has(type))) continue;
     // `data` is the record exactly as its list returns it.
     const data = toApiJson(collection, { id: content.id, body: content.body, created_at: createdAt, updated_at: now });
     const messageId = newId("msg_", now);
     messages.push([tenantId, messageId, type, now, `{"type":${JSON.stringify(type)},"timestamp":"${timestamp}","data":${data}}`]);
-    for (const endpoint of takers)
-      deliveries.push([tenantId, newId(DELIVERY_ID_PREFIX, now), endpoint.id, messageId, "pending", 0, now, null, now, now]);
+    endpoints.forEach((endpoint, i) => {
+      if (endpoint.events.has(type)) messageIds[i]!.push(messageId);
+    });
   }
+  const fanouts = endpoints
+    .map((endpoint, i) => [tenantId, newId("fan_", now), endpoint.id, now, messageIds[i]!.join(" ")])
+    .filter((_, i) => messageIds[i]!.length > 0);
   await insertMany(trx, "webhook_messages", MESSAGE_COLUMNS, messages);
-  await insertMany(trx, "webhook_deliveries", DELIVERY_COLUMNS, deliveries);
-  return deliveries.length;
+  await insertMany(trx, "webhook_fanouts", FANOUT_COLUMNS, fanouts);
+  return messageIds.reduce((sum, ids) => sum + ids.length, 0);
 }
