@@ -12,13 +12,12 @@ import type { Schema } from "../storage/schema.js";
 import { parseListQuery } from "./list.query.js";
 import { listOrder, pageQuery, positionOf } from "./list.repository.js";
 
+const CURSOR = { param: "cursor" };
 const cursorMismatch = () =>
   new ApiError(
     "invalid_cursor",
     "cursor was issued for another list or other filters: repeat the filters of the request that returned it",
-    {
-      param: "cursor",
-    },
+    CURSOR,
   );
 
 /** A cursor's tenant and position, or a 400 when it is not one of this list's and filters'. */
@@ -26,9 +25,7 @@ function openCursor(cursors: CursorCodec, cursor: string, list: string, filterKe
   const check = cursors.decode(cursor, list, filterKey);
   if (check.ok) return check;
   throw check.reason === "malformed"
-    ? new ApiError("invalid_cursor", "cursor is invalid, corrupted or truncated: send the cursor of a previous response unchanged", {
-        param: "cursor",
-      })
+    ? new ApiError("invalid_cursor", "cursor is invalid, corrupted or truncated: send the cursor of a previous response unchanged", CURSOR)
     : cursorMismatch();
 }
 
