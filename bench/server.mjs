@@ -28,6 +28,7 @@ import { openStorage } from "../dist/storage/database.js";
 import { ensureSchema } from "../dist/storage/migrate.js";
 import { tuneRuntime } from "../dist/platform/runtime.js";
 import { DeliveryLoop } from "../dist/webhooks/delivery.js";
+import { Ingestion } from "../dist/webhooks/ingestion.js";
 
 // The same runtime policy as `cribline serve` (startServer), so the bench measures what ships.
 tuneRuntime();
@@ -41,11 +42,14 @@ const storage = await openStorage(config.database);
 // migrated its cache with `cribline migrate`, as an operator would).
 await ensureSchema(storage);
 const cursors = await cursorCodecFor(config, storage);
-// As startServer (src/server.ts): every process sends webhooks, and a sync that queued
-// deliveries wakes its own process's loop.
+// As startServer (src/server.ts): every process sends webhooks, a sync that queued
+// deliveries wakes its own process's loop, and the loop gives way while syncs keep it busy.
 let onDeliveryError = (err) => process.stderr.write(`bench server: webhook delivery failed: ${err}\n`);
-const deliveries = new DeliveryLoop(storage.db, { allowPrivate: config.webhooksAllowPrivate }, (err) => onDeliveryError(err));
-const app = await buildApp({ config, storage, cursors, deliveriesQueued: () => deliveries.wake() });
+const ingestion = new Ingestion();
+const deliveries = new DeliveryLoop(storage.db, { allowPrivate: config.webhooksAllowPrivate, ingesting: () => ingestion.busy() }, (err) =>
+  onDeliveryError(err),
+);
+const app = await buildApp({ config, storage, cursors, deliveriesQueued: () => deliveries.wake(), ingestion });
 onDeliveryError = (err) => app.log.error({ err }, "webhook delivery failed");
 
 // The same shape as the withdrawals list's 200 response (src/lists/list.routes.ts, pageSchema).

@@ -15,6 +15,7 @@ import { clientErrorHandler, frameworkErrors, installErrorHandling } from "./pla
 import { Problem } from "./platform/problem.js";
 import type { Storage } from "./storage/database.js";
 import { registerSyncRoutes } from "./sync/sync.routes.js";
+import type { Ingestion } from "./webhooks/ingestion.js";
 import { registerWebhookRoutes } from "./webhooks/webhook.routes.js";
 
 export interface AppDeps {
@@ -25,6 +26,8 @@ export interface AppDeps {
   clock?: () => number;
   /** Called when a sync has committed webhook deliveries: this process's loop sends them now. */
   deliveriesQueued?: () => void;
+  /** Counts the sync requests under way, which this process's delivery loop gives way to. */
+  ingestion?: Ingestion;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -8,6 +8,7 @@ import { openStorage, type Storage } from "./storage/database.js";
 import { ensureSchema } from "./storage/migrate.js";
 import { seedDemoOnFirstStart, type DemoResult } from "./demo/demo.service.js";
 import { DeliveryLoop } from "./webhooks/delivery.js";
+import { Ingestion, type Siblings } from "./webhooks/ingestion.js";
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -27,6 +28,8 @@ export interface StartOptions {
   print?: (line: string) => void;
   /** Seed the demo tenant on an empty database (when the config allows it). */
   seedDemo?: boolean;
+  /** Sibling processes on this machine (workers.ts), whose syncs this process's webhooks give way to too. */
+  siblings?: Siblings;
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
@@ -44,12 +47,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const demo = config.demoOnFirstStart && options.seedDemo !== false ? await seedDemoOnFirstStart(storage) : undefined;
   // Every process sends webhooks; leases keep two from sending one attempt (webhooks/delivery.ts).
   let onDeliveryError = (err: unknown): void => void process.stderr.write(`cribline: webhook delivery failed: ${String(err)}\n`);
-  const deliveries = new DeliveryLoop(storage.db, { allowPrivate: config.webhooksAllowPrivate }, (err) => onDeliveryError(err));
+  // Syncs come first: the loop gives way while they are served (webhooks/ingestion.ts).
+  const ingestion = new Ingestion(Date.now, options.siblings);
+  const deliveries = new DeliveryLoop(storage.db, { allowPrivate: config.webhooksAllowPrivate, ingesting: () => ingestion.busy() }, (err) =>
+    onDeliveryError(err),
+  );
   const app = await buildApp({
     config,
     storage,
     cursors: await cursorCodecFor(config, storage),
     deliveriesQueued: () => deliveries.wake(),
+    ingestion,
   });
   onBackgroundError = (err) => app.log.warn({ err }, "database connection lost; it is reopened on the next query");
   onDeliveryError = (err) => app.log.error({ err }, "webhook delivery failed");

@@ -12,6 +12,7 @@ import { ConfigError, type Config } from "./platform/config.js";
 import { announceDemo, serveForever } from "./server.js";
 import { openStorage } from "./storage/database.js";
 import { ensureSchema } from "./storage/migrate.js";
+import type { Siblings } from "./webhooks/ingestion.js";
 
 /** One process per core on PostgreSQL; the embedded database is served by one process. */
 export function workerCount(config: Config, requested: number | undefined): number {
@@ -26,10 +27,22 @@ export function workerCount(config: Config, requested: number | undefined): numb
 
 const RESTART_DELAY_MS = 1000;
 
+/** A worker's word to the others, relayed by the primary: it is serving syncs (webhooks/ingestion.ts). */
+const INGESTING = "cribline:ingesting";
+
+function workerSiblings(): Siblings {
+  return {
+    tell: () => {
+      if (process.connected) process.send?.(INGESTING);
+    },
+    hear: (listener) => process.on("message", (message) => message === INGESTING && listener()),
+  };
+}
+
 export async function serve(config: Config, requested: number | undefined): Promise<void> {
   if (cluster.isWorker) {
     try {
-      return await serveForever(config, { seedDemo: false, print: () => undefined });
+      return await serveForever(config, { seedDemo: false, print: () => undefined, siblings: workerSiblings() });
     } catch (error) {
       // A worker's channel to the primary keeps it alive: exit, so the primary sees it fail.
       process.stderr.write(`cribline: worker ${process.pid}: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -96,6 +109,11 @@ function runPrimary(count: number, config: Config): Promise<void> {
       // Each worker finishes its requests in flight and closes its pool, as a single server does.
       for (const worker of Object.values(cluster.workers ?? {})) if (!worker?.isDead()) worker?.process.kill("SIGTERM");
     };
+    cluster.on("message", (from: Worker, message: unknown) => {
+      if (message !== INGESTING) return;
+      for (const worker of Object.values(cluster.workers ?? {}))
+        if (worker !== undefined && worker !== from && worker.isConnected()) worker.send(INGESTING);
+    });
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
     for (let i = 0; i < count; i += 1) fork();

@@ -366,8 +366,8 @@ describe("cribline serve sends webhooks", () => {
     const messages = async () => {
       const storage = await openStorage(parseDatabaseUrl(workspace().env.DATABASE_URL!));
       try {
-        const rows = await storage.db.selectFrom("webhook_messages").select(["type", "payload"]).execute();
-        return rows.map((row) => `${row.type} ${JSON.parse(row.payload).data.id}`).sort();
+        const rows = await storage.db.selectFrom("webhook_messages").select(["type", "record_id"]).execute();
+        return rows.map((row) => `${row.type} ${row.record_id}`).sort();
       } finally {
         await storage.close();
       }

@@ -5,15 +5,17 @@
  * fails the delivery, private addresses are refused unless allowed, and a delivery whose
  * sender died is sent again once its lease expires. The clock is injected.
  */
+import { request as httpRequest } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Webhook } from "standardwebhooks";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeliveryLoop, expandFanouts, RETRY_DELAYS_MS } from "../src/webhooks/delivery.js";
 import { insertEndpoint, type NewEndpoint } from "../src/webhooks/endpoint.repository.js";
+import { Ingestion } from "../src/webhooks/ingestion.js";
 import { isPrivateAddress } from "../src/webhooks/send.js";
 import { withdrawal } from "./support/factories.js";
-import { get, newTenant, sync, useServer, type TestServer, type TestTenant } from "./support/harness.js";
+import { get, newTenant, request, sync, useServer, type TestServer, type TestTenant } from "./support/harness.js";
 import { Receiver } from "./support/receiver.js";
 
 const server = useServer();
@@ -334,6 +336,148 @@ describe("webhook delivery", () => {
     expect(states.filter((d) => d.status === "succeeded")).toHaveLength(40);
   });
 });
+
+describe("webhook delivery giving way to sync", () => {
+  it("counts a sync as under way from its first bytes until it is answered, or its client goes", async () => {
+    const srv = server();
+    const tenant = await newTenant(srv);
+    const body = JSON.stringify({ data: [withdrawal()] });
+    expect(srv.ingestion.serving).toBe(0);
+
+    const answered = slowSync(srv, tenant.keys.sync, body);
+    await eventually(() => srv.ingestion.serving === 1);
+    await sleep(100); // the body is still coming
+    expect(srv.ingestion.serving).toBe(1);
+    answered.finish();
+    expect(await answered.status).toBe(200);
+    await eventually(() => srv.ingestion.serving === 0);
+
+    const dropped = slowSync(srv, tenant.keys.sync, body);
+    await eventually(() => srv.ingestion.serving === 1);
+    dropped.drop();
+    await eventually(() => srv.ingestion.serving === 0);
+
+    // A refused sync counts only until it is answered.
+    expect((await request(srv, "POST", "/v1/sync/withdrawals", { key: tenant.keys.read, body: { data: [] } })).status).toBe(403);
+    await eventually(() => srv.ingestion.serving === 0);
+  });
+
+  it("is busy when syncs fill most of the recent time, not for an occasional one, and tells its siblings", () => {
+    const time = { now: 1_000 };
+    let told = 0;
+    const here = new Ingestion(() => time.now, { tell: () => void (told += 1), hear: () => undefined });
+    const sync = (ms: number) => {
+      const end = here.begin();
+      time.now += ms;
+      end();
+    };
+
+    for (let i = 0; i < 20; i += 1) {
+      sync(5); // 20 small syncs a second, 5 ms each
+      expect(here.busy()).toBe(false);
+      time.now += 45;
+    }
+    expect(told).toBe(0);
+
+    sync(100);
+    expect(here.busy()).toBe(false); // 100 ms is not yet most of the recent time
+    sync(100);
+    expect(here.busy()).toBe(true);
+    sync(1);
+    expect(told).toBe(1);
+    time.now += 48;
+    sync(1); // 49 ms after telling: not again yet
+    expect(told).toBe(1);
+    sync(1);
+    expect(told).toBe(2);
+    const end = here.begin();
+    end();
+    end(); // ending twice counts once
+    expect(here.serving).toBe(0);
+    const again = here.begin();
+    expect(here.serving).toBe(1);
+    again();
+    time.now += 150;
+    expect(here.busy()).toBe(false); // idle for 150 ms: no longer busy
+
+    const relay: (() => void)[] = [];
+    const there = new Ingestion(() => time.now, { tell: () => undefined, hear: (listener) => relay.push(listener) });
+    expect(there.busy()).toBe(false);
+    for (const listener of relay) listener();
+    expect(there.busy()).toBe(true);
+    time.now += 149;
+    expect(there.busy()).toBe(true);
+    time.now += 1;
+    expect(there.busy()).toBe(false);
+  });
+
+  it("starts a round at most every yieldIntervalMs while syncs are served, and at once when they end", async () => {
+    const { srv, tenant } = await setup();
+    await syncNow(
+      srv,
+      tenant,
+      Array.from({ length: 30 }, () => withdrawal()),
+    );
+    let ingesting = true;
+    const running = loop(srv, { batchSize: 5, maxPerEndpoint: 5, ingesting: () => ingesting, yieldIntervalMs: 60_000 });
+    running.start(10);
+    try {
+      await eventually(() => receiver.received.length === 5);
+      await sleep(500);
+      expect(receiver.received).toHaveLength(5); // the next round waits for the interval
+      ingesting = false;
+      running.wake();
+      await eventually(() => receiver.received.length === 30);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("stops giving way once what is due has waited longer than maxYieldLagMs", async () => {
+    const { srv, tenant } = await setup();
+    await syncNow(
+      srv,
+      tenant,
+      Array.from({ length: 30 }, () => withdrawal()),
+    );
+    clock.now += 11_000;
+    try {
+      const running = loop(srv, { batchSize: 5, maxPerEndpoint: 5, ingesting: () => true, yieldIntervalMs: 60_000, maxYieldLagMs: 10_000 });
+      running.start(10);
+      try {
+        await eventually(() => receiver.received.length === 30);
+      } finally {
+        await running.stop();
+      }
+    } finally {
+      clock.now -= 11_000;
+    }
+  });
+});
+
+/** A sync of `body` that stops after its first 20 bytes until `finish()`, or whose client goes away (`drop()`). */
+function slowSync(srv: TestServer, key: string, body: string) {
+  const req = httpRequest(new URL("/v1/sync/withdrawals", srv.url), {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) },
+  });
+  const status = new Promise<number>((resolve, reject) => {
+    req.on("response", (res) => {
+      res.resume();
+      resolve(res.statusCode!);
+    });
+    req.on("error", reject);
+  });
+  req.write(body.slice(0, 20));
+  return {
+    status,
+    finish: () => req.end(body.slice(20)),
+    drop: () => {
+      status.catch(() => undefined);
+      req.destroy();
+    },
+  };
+}
 
 /** Waits for a condition that a background loop makes true (10 s at most). */
 async function eventually(condition: () => boolean): Promise<void> {

@@ -10,6 +10,7 @@ import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { insertEndpoint, setEndpointDisabled } from "../src/webhooks/endpoint.repository.js";
 import { EVENT_TYPES } from "../src/webhooks/events.js";
+import { withPayloads } from "../src/webhooks/delivery.js";
 import { idTime, newId } from "../src/webhooks/outbox.js";
 import { newSecret, webhookHeaders } from "../src/webhooks/signature.js";
 import { employee, withdrawal } from "./support/factories.js";
@@ -17,14 +18,18 @@ import { get, newTenant, request, sync, useServer, type TestServer, type TestTen
 
 const server = useServer();
 
+/** The tenant's messages as stored, and `body`: the payload as sent (built from the record for a transaction). */
 async function messagesOf(srv: TestServer, tenant: TestTenant) {
-  return srv.storage.db
+  const stored = await srv.storage.db
     .selectFrom("webhook_messages")
-    .select(["id", "type", "payload", "created_at"])
+    .select(["tenant_id", "id", "type", "created_at", "record_id", "payload"])
     .where("tenant_id", "=", tenant.id)
     .orderBy("created_at")
     .orderBy("id")
     .execute();
+  const sent = stored.map((row) => ({ ...row }));
+  await withPayloads(srv.storage.db, sent);
+  return stored.map((row, i) => ({ ...row, body: sent[i]!.payload! }));
 }
 
 async function fanoutsOf(srv: TestServer, tenant: TestTenant) {
@@ -79,13 +84,17 @@ describe("the webhook outbox", () => {
     const messages = await messagesOf(srv, tenant);
     expect(messages).toHaveLength(2);
     for (const message of messages) {
-      const payload = JSON.parse(message.payload);
+      // A transaction never changes: its message names it, and the payload is built when sent.
+      expect(message.payload).toBeNull();
+      const payload = JSON.parse(message.body);
       expect(Object.keys(payload)).toEqual(["type", "timestamp", "data"]);
       expect(payload.type).toBe("withdrawal.created");
       expect(payload.timestamp).toBe("2026-11-22T09:30:00.123Z");
+      expect(payload.data.id).toBe(message.record_id);
       expect(payload.data).toEqual(listed.find((item) => item.id === payload.data.id));
-      expect(message.payload).toContain(JSON.stringify(payload.data));
+      expect(message.body).toContain(JSON.stringify(payload.data));
     }
+    expect(messages.map((m) => m.record_id).sort()).toEqual(records.map((r) => r.id).sort());
     const fanouts = await fanoutsOf(srv, tenant);
     expect(fanouts.map((f) => f.endpointId).sort()).toEqual([a.id, b.id].sort());
     for (const fanout of fanouts) {
@@ -107,9 +116,11 @@ describe("the webhook outbox", () => {
     const messages = await messagesOf(srv, tenant);
     expect(messages.map((m) => m.type)).toEqual(["employee.created", "employee.updated"]);
     const listed = (await get(srv, "/v1/employees", tenant.keys.read)).body.data[0];
-    const updated = JSON.parse(messages[1]!.payload).data;
+    // Master data may change again before a message goes: its payload is kept as of the change.
+    expect(messages.map((m) => m.body)).toEqual(messages.map((m) => m.payload));
+    const updated = JSON.parse(messages[1]!.body).data;
     expect(updated).toEqual(listed);
-    expect(updated.createdAt).toBe(JSON.parse(messages[0]!.payload).data.createdAt);
+    expect(updated.createdAt).toBe(JSON.parse(messages[0]!.body).data.createdAt);
     expect(updated.updatedAt > updated.createdAt).toBe(true);
   });
 

@@ -5,6 +5,7 @@ import { initialMigration } from "./migrations/0001-initial.js";
 import { webhooksMigration } from "./migrations/0002-webhooks.js";
 import { deliveriesDuePerEndpointMigration } from "./migrations/0003-deliveries-due-per-endpoint.js";
 import { webhookFanoutsMigration } from "./migrations/0004-webhook-fanouts.js";
+import { messagesByReferenceMigration } from "./migrations/0005-messages-by-reference.js";
 
 function provider(storage: Storage): MigrationProvider {
   return {
@@ -14,6 +15,7 @@ function provider(storage: Storage): MigrationProvider {
         "0002-webhooks": webhooksMigration(storage.engine),
         "0003-deliveries-due-per-endpoint": deliveriesDuePerEndpointMigration(),
         "0004-webhook-fanouts": webhookFanoutsMigration(storage.engine),
+        "0005-messages-by-reference": messagesByReferenceMigration(storage.engine),
       };
     },
   };

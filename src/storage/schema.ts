@@ -87,7 +87,10 @@ export interface WebhookMessageTable {
   id: string;
   type: string;
   created_at: number;
-  payload: string;
+  /** The record announced. */
+  record_id: string | null;
+  /** The body to send, kept for master data; null for a transaction, whose record never changes (built when sent). */
+  payload: string | null;
 }
 
 export interface WebhookDeliveryTable {

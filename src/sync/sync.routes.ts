@@ -1,6 +1,6 @@
 /** POST /v1/sync/{collection}: devices and source systems push records in. */
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppDeps } from "../app.js";
 import { COLLECTIONS } from "../collections/registry.js";
 import { principalOf, requireScope } from "../platform/auth.js";
@@ -14,7 +14,12 @@ const SyncResult = Type.Object(
   { additionalProperties: false },
 );
 
-export function registerSyncRoutes(app: FastifyInstance, { storage, clock = Date.now, deliveriesQueued }: AppDeps): void {
+export function registerSyncRoutes(app: FastifyInstance, { storage, clock = Date.now, deliveriesQueued, ingestion }: AppDeps): void {
+  // Counted from the first byte to the answer (or a dropped connection): the delivery loop
+  // gives way while syncs are served (webhooks/ingestion.ts).
+  const counted = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (ingestion !== undefined) reply.raw.once("close", ingestion.begin());
+  };
   for (const collection of COLLECTIONS) {
     const url = `/v1/sync/${collection.name}`;
     const rule =
@@ -24,7 +29,7 @@ export function registerSyncRoutes(app: FastifyInstance, { storage, clock = Date
     app.post(
       url,
       {
-        onRequest: requireScope(storage.db, "sync"),
+        onRequest: [counted, requireScope(storage.db, "sync")],
         schema: {
           tags: ["Sync"],
           summary: `Sync ${collection.name.replace("-", " ")}`,

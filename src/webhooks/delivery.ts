@@ -6,11 +6,14 @@
  * Each delivery is sent on its own, so one slow or dead endpoint never holds up the others.
  */
 import { sql, type Kysely, type RawBuilder, type SqlBool, type Transaction } from "kysely";
+import { toApiJson } from "../collections/record.js";
+import { COLLECTIONS } from "../collections/registry.js";
 import { engineOf, planForNow, relaxedTransaction } from "../storage/engine.js";
-import { fixedChunks, insertMany } from "../storage/query-template.js";
-import type { Schema } from "../storage/schema.js";
+import { fixedChunks, insertMany, QueryTemplates } from "../storage/query-template.js";
+import type { RecordRow, Schema } from "../storage/schema.js";
 import { setEndpointDisabledIn } from "./endpoint.repository.js";
-import { DELIVERY_ID_PREFIX, newId } from "./outbox.js";
+import { eventType } from "./events.js";
+import { DELIVERY_ID_PREFIX, messagePayload, newId } from "./outbox.js";
 import { post, type SendOptions, type SendResult } from "./send.js";
 import { webhookHeaders } from "./signature.js";
 
@@ -46,6 +49,18 @@ export interface DeliveryOptions extends SendOptions {
    * end one by one, and a commit each (an fsync on SQLite) cost more than the sending.
    */
   recordDelayMs: number;
+  /**
+   * Whether sync requests are being served (ingestion.ts). The loop then gives way to them: a
+   * round starts at most every `yieldIntervalMs`, so a burst of syncs is not slowed by the
+   * webhooks it causes, while at least `batchSize` deliveries per interval still go.
+   */
+  ingesting: () => boolean;
+  yieldIntervalMs: number;
+  /**
+   * The loop stops giving way once a due delivery it could send has waited longer than this:
+   * syncs that never stop cannot hold webhooks back further.
+   */
+  maxYieldLagMs: number;
 }
 
 export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = {
@@ -58,6 +73,9 @@ export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = {
   maxInFlight: 500,
   maxPerEndpoint: 20,
   recordDelayMs: 20,
+  ingesting: () => false,
+  yieldIntervalMs: 250,
+  maxYieldLagMs: 10 * SECOND,
 };
 
 interface Taken {
@@ -132,6 +150,15 @@ export async function expandFanouts(trx: Transaction<Schema>, tenantId: number, 
   }
 }
 
+interface Round {
+  taken: Taken[];
+  /**
+   * Since when the oldest delivery (or fan-out) due at an endpoint with room has waited: null
+   * when nothing is due, undefined when every endpoint with something due is at its limit.
+   */
+  oldestDue: number | null | undefined;
+}
+
 /**
  * Takes up to `batchSize` due deliveries of enabled endpoints and leases them to this process:
  * endpoint by endpoint, the one whose oldest due delivery (or fan-out) is oldest first, each as
@@ -145,7 +172,7 @@ async function take(
   now: number,
   options: DeliveryOptions,
   underWay: (tenantId: number, endpointId: string) => number,
-): Promise<Taken[]> {
+): Promise<Round> {
   // Lost with the machine, a lease only lets the delivery be taken again (at least once).
   return relaxedTransaction(db, async (trx: Transaction<Schema>) => {
     await planForNow(trx);
@@ -182,8 +209,11 @@ async function take(
     const since = (e: (typeof endpoints)[number]) => e.oldest ?? e.fanout;
     const due = endpoints.filter((e) => since(e) !== null).sort((a, b) => since(a)! - since(b)!);
     const taken: Taken[] = [];
+    let oldestDue: number | undefined;
     for (const endpoint of due) {
-      const room = Math.min(options.maxPerEndpoint - underWay(endpoint.tenant_id, endpoint.id), options.batchSize - taken.length);
+      const free = options.maxPerEndpoint - underWay(endpoint.tenant_id, endpoint.id);
+      if (free > 0) oldestDue ??= since(endpoint)!;
+      const room = Math.min(free, options.batchSize - taken.length);
       if (room <= 0) continue;
       if (endpoint.fanout !== null) await expandFanouts(trx, endpoint.tenant_id, endpoint.id, now, options.maxPerEndpoint);
       let next = trx
@@ -207,7 +237,7 @@ async function take(
       taken.push(...leased);
       if (taken.length === options.batchSize) break;
     }
-    return taken;
+    return { taken, oldestDue: due.length === 0 ? null : oldestDue };
   });
 }
 
@@ -226,6 +256,27 @@ function keysIn(columns: readonly string[], rows: readonly (readonly unknown[])[
   return sql<SqlBool>`(${sql.join(columns.map((c) => sql.ref(c)))}) in (${values})`;
 }
 
+const rowQueries = new QueryTemplates<any>();
+
+/**
+ * Runs the statement `build` makes over `rows` (each of the same width) from a template of its
+ * shape and row count: built and compiled once, not per call (building a few hundred rows of
+ * `sql` fragments each time stood out in the loop's CPU profile on PostgreSQL).
+ */
+async function overRows<R>(
+  db: Kysely<Schema>,
+  shape: string,
+  rows: readonly (readonly unknown[])[],
+  build: (slots: unknown[][]) => RawBuilder<R>,
+): Promise<R[]> {
+  const width = rows[0]!.length;
+  const query = rowQueries.fill(db, `${shape}:${rows.length}`, rows.flat(), (s) => {
+    const built = build(rows.map((_, r) => Array.from({ length: width }, (_, c) => s[r * width + c])));
+    return { compile: () => built.compile(db) };
+  });
+  return (await db.executeQuery<R>(query)).rows;
+}
+
 /** A key of (tenant_id, id) as one string, for maps. */
 const keyOf = (tenantId: number, id: string) => `${tenantId} ${id}`;
 
@@ -234,35 +285,98 @@ function chunksOf(pairs: readonly [number, string][]): [number, string][][] {
   return fixedChunks([...new Map(pairs.map((pair) => [keyOf(...pair), pair])).values()]);
 }
 
-interface Round {
-  messages: Map<string, { type: string; payload: string }>;
-  endpoints: Map<string, { url: string; secret: string; previous_secret: string | null; previous_secret_until: number | null }>;
+export interface MessageRow {
+  tenant_id: number;
+  id: string;
+  type: string;
+  created_at: number;
+  record_id: string | null;
+  /** Null for a transaction's message until built from its record (see withPayloads). */
+  payload: string | null;
+}
+
+interface EndpointRow {
+  tenant_id: number;
+  id: string;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: number | null;
+}
+
+/** The collection whose records a `created` event without a payload announces: a transaction's. */
+const ANNOUNCED = new Map(COLLECTIONS.filter((c) => c.kind === "transaction").map((c) => [eventType(c, "created"), c]));
+
+/**
+ * Builds the payload of each transaction's message from its record as stored, which is what
+ * its list returns: a transaction never changes, so it is what the payload was when the
+ * record was synced. A few queries per round, one per collection and run of records.
+ */
+export async function withPayloads(db: Kysely<Schema>, messages: readonly MessageRow[]): Promise<void> {
+  const byType = new Map<string, MessageRow[]>();
+  for (const message of messages) {
+    if (message.payload !== null) continue;
+    const waiting = byType.get(message.type);
+    if (waiting === undefined) byType.set(message.type, [message]);
+    else waiting.push(message);
+  }
+  for (const [type, waiting] of byType) {
+    const collection = ANNOUNCED.get(type);
+    if (collection === undefined) throw new Error(`message ${waiting[0]!.id} of type ${type} has no payload`);
+    const records = new Map<string, Pick<RecordRow, "id" | "body" | "created_at" | "updated_at">>();
+    for (const part of chunksOf(waiting.map((m) => [m.tenant_id, m.record_id ?? ""]))) {
+      const rows = await overRows<Pick<RecordRow, "tenant_id" | "id" | "body" | "created_at" | "updated_at">>(
+        db,
+        `records:${collection.table}`,
+        part,
+        (keys) =>
+          sql`select tenant_id, id, body, created_at, updated_at from ${sql.table(collection.table)} where ${keysIn(["tenant_id", "id"], keys)}`,
+      );
+      for (const row of rows) records.set(keyOf(row.tenant_id, row.id), row);
+    }
+    for (const message of waiting) {
+      const record = records.get(keyOf(message.tenant_id, message.record_id ?? ""));
+      if (record === undefined)
+        throw new Error(`message ${message.id} announces ${collection.name} ${message.record_id}, which is not stored`);
+      message.payload = messagePayload(type, message.created_at, toApiJson(collection, record));
+    }
+  }
+}
+
+interface Loaded {
+  messages: Map<string, MessageRow>;
+  endpoints: Map<string, EndpointRow>;
 }
 
 /** The messages and endpoints of the deliveries taken: a few queries per round, not two per delivery. */
-async function load(db: Kysely<Schema>, taken: readonly Taken[]): Promise<Round> {
+async function load(db: Kysely<Schema>, taken: readonly Taken[]): Promise<Loaded> {
   return db.transaction().execute(async (trx) => {
     await planForNow(trx);
     return loadIn(trx, taken);
   });
 }
 
-async function loadIn(db: Kysely<Schema>, taken: readonly Taken[]): Promise<Round> {
-  const round: Round = { messages: new Map(), endpoints: new Map() };
+async function loadIn(db: Kysely<Schema>, taken: readonly Taken[]): Promise<Loaded> {
+  const round: Loaded = { messages: new Map(), endpoints: new Map() };
   for (const part of chunksOf(taken.map((t) => [t.tenant_id, t.message_id]))) {
-    const rows = await db
-      .selectFrom("webhook_messages")
-      .select(["tenant_id", "id", "type", "payload"])
-      .where(keysIn(["tenant_id", "id"], part))
-      .execute();
+    const rows = await overRows<MessageRow>(
+      db,
+      "messages",
+      part,
+      (keys) =>
+        sql`select tenant_id, id, type, created_at, record_id, payload from webhook_messages where ${keysIn(["tenant_id", "id"], keys)}`,
+    );
     for (const row of rows) round.messages.set(keyOf(row.tenant_id, row.id), row);
   }
+  await withPayloads(db, [...round.messages.values()]);
   for (const part of chunksOf(taken.map((t) => [t.tenant_id, t.endpoint_id]))) {
-    const rows = await db
-      .selectFrom("webhook_endpoints")
-      .select(["tenant_id", "id", "url", "secret", "previous_secret", "previous_secret_until"])
-      .where(keysIn(["tenant_id", "id"], part))
-      .execute();
+    const rows = await overRows<EndpointRow>(
+      db,
+      "endpoints",
+      part,
+      (keys) =>
+        sql`select tenant_id, id, url, secret, previous_secret, previous_secret_until from webhook_endpoints where ${keysIn(["tenant_id", "id"], keys)}`,
+    );
     for (const row of rows) round.endpoints.set(keyOf(row.tenant_id, row.id), row);
   }
   return round;
@@ -279,10 +393,10 @@ interface Outcome {
 }
 
 /** Sends one delivery taken in `round`; resolves with what came of it. */
-async function send(taken: Taken, round: Round, options: DeliveryOptions): Promise<Outcome> {
+async function send(taken: Taken, round: Loaded, options: DeliveryOptions): Promise<Outcome> {
   const message = round.messages.get(keyOf(taken.tenant_id, taken.message_id));
   const endpoint = round.endpoints.get(keyOf(taken.tenant_id, taken.endpoint_id));
-  if (message === undefined) throw new Error(`delivery ${taken.id} has no message ${taken.message_id}`);
+  if (message?.payload == null) throw new Error(`delivery ${taken.id} has no message ${taken.message_id}`);
   const sentAt = options.clock();
   let result: SendResult;
   if (endpoint === undefined) {
@@ -330,26 +444,28 @@ interface Settled {
 async function settle(trx: Transaction<Schema>, settled: readonly Settled[]): Promise<void> {
   const postgres = engineOf(trx) === "postgres";
   for (const part of fixedChunks(settled)) {
+    const keys = part.map(({ taken: t }) => [t.tenant_id, t.endpoint_id, t.id]);
     if (postgres) {
-      const keys = keysIn(
-        ["tenant_id", "endpoint_id", "id"],
-        part.map(({ taken: t }) => [t.tenant_id, t.endpoint_id, t.id]),
+      await overRows(
+        trx,
+        "settle-lock",
+        keys,
+        (slots) =>
+          sql`select 1 from webhook_deliveries where ${keysIn(["tenant_id", "endpoint_id", "id"], slots)} order by tenant_id, endpoint_id, id for update`,
       );
-      await sql`select 1 from webhook_deliveries where ${keys} order by tenant_id, endpoint_id, id for update`.execute(trx);
     }
-    // Typed values: PostgreSQL would read untyped ones as text.
-    const rows = sql.join(
-      part.map(
-        ({ taken: t, status, next, at }) =>
-          sql`(cast(${t.tenant_id} as integer), cast(${t.endpoint_id} as text), cast(${t.id} as text), cast(${status} as text), cast(${next} as bigint), cast(${at} as bigint))`,
-      ),
-    );
-    await sql`update webhook_deliveries
-      set status = v.column4, next_attempt_at = v.column5, lease_until = null, updated_at = v.column6
-      from (values ${rows}) as v
-      where webhook_deliveries.tenant_id = v.column1 and webhook_deliveries.endpoint_id = v.column2 and webhook_deliveries.id = v.column3`.execute(
-      trx,
-    );
+    const outcomes = part.map(({ taken: t, status, next, at }) => [t.tenant_id, t.endpoint_id, t.id, status, next, at]);
+    await overRows(trx, "settle", outcomes, (slots) => {
+      // Typed values: PostgreSQL would read untyped ones as text.
+      const rows = slots.map(
+        ([tenant, endpoint, id, status, next, at]) =>
+          sql`(cast(${tenant} as integer), cast(${endpoint} as text), cast(${id} as text), cast(${status} as text), cast(${next} as bigint), cast(${at} as bigint))`,
+      );
+      return sql`update webhook_deliveries
+        set status = v.column4, next_attempt_at = v.column5, lease_until = null, updated_at = v.column6
+        from (values ${sql.join(rows)}) as v
+        where webhook_deliveries.tenant_id = v.column1 and webhook_deliveries.endpoint_id = v.column2 and webhook_deliveries.id = v.column3`;
+    });
   }
 }
 
@@ -459,6 +575,8 @@ export class DeliveryLoop {
   private readonly inFlight = new Set<Promise<void>>();
   /** Attempts under way per endpoint ("tenant endpoint"). */
   private readonly perEndpoint = new Map<string, number>();
+  /** When the last round began (performance.now()), and what it found waiting longest. */
+  private lastRound = { startedAt: -Infinity, oldestDue: null as number | null };
 
   constructor(
     private readonly db: Kysely<Schema>,
@@ -474,7 +592,7 @@ export class DeliveryLoop {
    * Returns how many deliveries it took.
    */
   async runOnce(): Promise<number> {
-    const taken = await take(this.db, this.options.clock(), this.options, this.underWay);
+    const { taken } = await take(this.db, this.options.clock(), this.options, this.underWay);
     await Promise.all(await this.dispatch(taken));
     return taken.length;
   }
@@ -512,8 +630,9 @@ export class DeliveryLoop {
 
   /**
    * Polls every `intervalMs`, and at once again after a full round (more is due) as long as
-   * fewer than `maxInFlight` attempts are under way. Attempts run concurrently, each bounded
-   * by its timeout, so a slow endpoint holds up only its own deliveries.
+   * fewer than `maxInFlight` attempts are under way, unless it gives way to sync (`ingesting`).
+   * Attempts run concurrently, each bounded by its timeout, so a slow endpoint holds up only
+   * its own deliveries.
    */
   start(intervalMs = 500): void {
     this.stopped = false;
@@ -522,18 +641,22 @@ export class DeliveryLoop {
       this.again = false;
       let full = false;
       const room = this.inFlight.size + this.options.batchSize <= this.options.maxInFlight;
-      this.running = (room ? take(this.db, this.options.clock(), this.options, this.underWay) : Promise.resolve([]))
-        .then((taken) => {
-          full = taken.length === this.options.batchSize;
-          return this.dispatch(taken);
+      if (room) this.lastRound.startedAt = performance.now();
+      this.running = (room ? take(this.db, this.options.clock(), this.options, this.underWay) : Promise.resolve(undefined))
+        .then((round) => {
+          if (round === undefined) return [];
+          // Endpoints all at their limit say nothing of the lag: the last that did stands.
+          if (round.oldestDue !== undefined) this.lastRound.oldestDue = round.oldestDue;
+          full = round.taken.length === this.options.batchSize;
+          return this.dispatch(round.taken);
         })
         .catch(this.onError)
         .finally(() => {
-          if (!this.stopped && this.timer === undefined) this.timer = setTimeout(tick, full || this.again ? 0 : intervalMs).unref();
+          if (!this.stopped && this.timer === undefined) this.schedule(full || this.again ? 0 : intervalMs);
         });
     };
     this.tick = tick;
-    this.timer = setTimeout(tick, 0).unref();
+    this.schedule(0);
   }
 
   /** Polls now instead of at the next interval (or right after the poll under way). */
@@ -544,7 +667,24 @@ export class DeliveryLoop {
       return;
     }
     clearTimeout(this.timer);
-    this.timer = setTimeout(this.tick, 0).unref();
+    this.schedule(0);
+  }
+
+  /** The next round in `delayMs`, or later when the loop gives way to sync. */
+  private schedule(delayMs: number): void {
+    this.timer = setTimeout(this.tick!, Math.max(delayMs, this.givingWayFor())).unref();
+  }
+
+  /**
+   * How long the next round waits for sync: until `yieldIntervalMs` after the last began while
+   * syncs are served, unless what is due has waited longer than `maxYieldLagMs`.
+   */
+  private givingWayFor(): number {
+    const { ingesting, yieldIntervalMs, maxYieldLagMs, clock } = this.options;
+    if (!ingesting()) return 0;
+    const { startedAt, oldestDue } = this.lastRound;
+    if (oldestDue !== null && clock() - oldestDue > maxYieldLagMs) return 0;
+    return Math.max(0, startedAt + yieldIntervalMs - performance.now());
   }
 
   /** Stops polling and waits for the attempts in flight to be recorded. */

@@ -22,7 +22,7 @@ export interface RecordChange {
   createdAt: number;
 }
 
-const MESSAGE_COLUMNS = ["tenant_id", "id", "type", "created_at", "payload"];
+const MESSAGE_COLUMNS = ["tenant_id", "id", "type", "created_at", "record_id", "payload"];
 const FANOUT_COLUMNS = ["tenant_id", "id", "endpoint_id", "created_at", "message_ids"];
 
 export const DELIVERY_ID_PREFIX = "dlv_";
@@ -49,6 +49,11 @@ export function idTime(prefix: string, ms: number): string {
     .padStart(9, "0")}`;
 }
 
+/** The body of a webhook: `data` is the record exactly as its list returns it (`toApiJson`). */
+export function messagePayload(type: string, at: number, data: string): string {
+  return `{"type":${JSON.stringify(type)},"timestamp":"${formatTime(at)}","data":${data}}`;
+}
+
 /**
  * Writes a message for each change some endpoint takes, and a fan-out per endpoint that takes
  * any; `now` stamps them. Returns how many deliveries the fan-outs stand for.
@@ -65,14 +70,17 @@ export async function recordMessages(
   if (endpoints.length === 0) return 0;
   const messages: unknown[][] = [];
   const messageIds = endpoints.map((): string[] => []);
-  const timestamp = formatTime(now);
   for (const { change, content, createdAt } of changes) {
     const type = eventType(collection, change);
     if (!endpoints.some((endpoint) => endpoint.events.has(type))) continue;
-    // `data` is the record exactly as its list returns it.
-    const data = toApiJson(collection, { id: content.id, body: content.body, created_at: createdAt, updated_at: now });
+    // A transaction never changes: its payload is built from the record when sent, not
+    // copied here. Master data may change again first, so its payload is kept as of now.
+    const payload =
+      collection.kind === "transaction"
+        ? null
+        : messagePayload(type, now, toApiJson(collection, { id: content.id, body: content.body, created_at: createdAt, updated_at: now }));
     const messageId = newId("msg_", now);
-    messages.push([tenantId, messageId, type, now, `{"type":${JSON.stringify(type)},"timestamp":"${timestamp}","data":${data}}`]);
+    messages.push([tenantId, messageId, type, now, content.id, payload]);
     endpoints.forEach((endpoint, i) => {
       if (endpoint.events.has(type)) messageIds[i]!.push(messageId);
     });

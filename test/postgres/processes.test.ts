@@ -167,7 +167,7 @@ describe("start-up on a database that is not ready", () => {
         const result = await workspace().run(args, { DATABASE_URL: empty.url });
         expect(result.code).toBe(1);
         expect(result.stderr).toMatch(
-          /schema is not up to date \(missing 0001-initial, 0002-webhooks, 0003-deliveries-due-per-endpoint, 0004-webhook-fanouts\): run `cribline migrate` first/,
+          /schema is not up to date \(missing 0001-initial, 0002-webhooks, 0003-deliveries-due-per-endpoint, 0004-webhook-fanouts, 0005-messages-by-reference\): run `cribline migrate` first/,
         );
       } finally {
         await empty.drop();
@@ -180,11 +180,11 @@ describe("start-up on a database that is not ready", () => {
     try {
       const client = new pg.Client({ connectionString: older.url });
       await client.connect();
-      await client.query("delete from kysely_migration where name = '0004-webhook-fanouts'");
+      await client.query("delete from kysely_migration where name = '0005-messages-by-reference'");
       await client.end();
       const result = await workspace().run(["serve"], { DATABASE_URL: older.url });
       expect(result.code).toBe(1);
-      expect(result.stderr).toMatch(/schema is not up to date \(missing 0004-webhook-fanouts\): run `cribline migrate` first/);
+      expect(result.stderr).toMatch(/schema is not up to date \(missing 0005-messages-by-reference\): run `cribline migrate` first/);
     } finally {
       await older.drop();
     }

@@ -12,6 +12,7 @@ import type { Scope } from "../../src/platform/keys.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
 import { migrateToLatest } from "../../src/storage/migrate.js";
 import { createTenant, issueKey } from "../../src/tenants/tenant.service.js";
+import { Ingestion } from "../../src/webhooks/ingestion.js";
 import { createTestDatabase } from "./databases.js";
 
 export interface TestServer {
@@ -20,6 +21,8 @@ export interface TestServer {
   config: Config;
   /** The clock the server stamps createdAt/updatedAt with; tests may pin it. */
   clock: { now: number | undefined };
+  /** The sync requests the server counts as under way (a delivery loop would give way to them). */
+  ingestion: Ingestion;
 }
 
 export interface TestTenant {
@@ -45,14 +48,16 @@ export function useServer(env: Record<string, string> = {}): () => TestServer {
     const storage = await openStorage(config.database);
     await migrateToLatest(storage);
     const clock: TestServer["clock"] = { now: undefined };
+    const ingestion = new Ingestion();
     const app = await buildApp({
       config,
       storage,
       cursors: new CursorCodec(config.cursorSecret!),
       clock: () => clock.now ?? Date.now(),
+      ingestion,
     });
     const url = await app.listen({ port: 0, host: "127.0.0.1" });
-    server = { url, storage, config, clock };
+    server = { url, storage, config, clock, ingestion };
     close = async () => {
       await app.close();
       await storage.close();
