@@ -374,15 +374,15 @@ describe("webhook delivery giving way to sync", () => {
 
     for (let i = 0; i < 20; i += 1) {
       sync(5); // 20 small syncs a second, 5 ms each
-      expect(here.busy()).toBe(false);
+      expect(here.busy()).toBeUndefined();
       time.now += 45;
     }
     expect(told).toBe(0);
 
     sync(100);
-    expect(here.busy()).toBe(false); // 100 ms is not yet most of the recent time
+    expect(here.busy()).toBeUndefined(); // 100 ms is not yet most of the recent time
     sync(100);
-    expect(here.busy()).toBe(true);
+    expect(here.busy()).toBe("here");
     sync(1);
     expect(told).toBe(1);
     time.now += 48;
@@ -398,17 +398,17 @@ describe("webhook delivery giving way to sync", () => {
     expect(here.serving).toBe(1);
     again();
     time.now += 150;
-    expect(here.busy()).toBe(false); // idle for 150 ms: no longer busy
+    expect(here.busy()).toBeUndefined(); // idle for 150 ms: no longer busy
 
     const relay: (() => void)[] = [];
     const there = new Ingestion(() => time.now, { tell: () => undefined, hear: (listener) => relay.push(listener) });
-    expect(there.busy()).toBe(false);
+    expect(there.busy()).toBeUndefined();
     for (const listener of relay) listener();
-    expect(there.busy()).toBe(true);
+    expect(there.busy()).toBe("sibling");
     time.now += 149;
-    expect(there.busy()).toBe(true);
+    expect(there.busy()).toBe("sibling");
     time.now += 1;
-    expect(there.busy()).toBe(false);
+    expect(there.busy()).toBeUndefined();
   });
 
   it("starts a round at most every yieldIntervalMs while syncs are served, and at once when they end", async () => {
@@ -418,16 +418,40 @@ describe("webhook delivery giving way to sync", () => {
       tenant,
       Array.from({ length: 30 }, () => withdrawal()),
     );
-    let ingesting = true;
+    let ingesting: "here" | undefined = "here";
     const running = loop(srv, { batchSize: 5, maxPerEndpoint: 5, ingesting: () => ingesting, yieldIntervalMs: 60_000 });
     running.start(10);
     try {
       await eventually(() => receiver.received.length === 5);
       await sleep(500);
       expect(receiver.received).toHaveLength(5); // the next round waits for the interval
-      ingesting = false;
+      ingesting = undefined;
       running.wake();
       await eventually(() => receiver.received.length === 30);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("waits siblingYieldIntervalMs instead when only a sibling process is busy with syncs", async () => {
+    const { srv, tenant } = await setup();
+    await syncNow(
+      srv,
+      tenant,
+      Array.from({ length: 10 }, () => withdrawal()),
+    );
+    const running = loop(srv, {
+      batchSize: 5,
+      maxPerEndpoint: 5,
+      ingesting: () => "sibling",
+      yieldIntervalMs: 10,
+      siblingYieldIntervalMs: 60_000,
+    });
+    running.start(10);
+    try {
+      await eventually(() => receiver.received.length === 5);
+      await sleep(300);
+      expect(receiver.received).toHaveLength(5);
     } finally {
       await running.stop();
     }
@@ -442,7 +466,13 @@ describe("webhook delivery giving way to sync", () => {
     );
     clock.now += 11_000;
     try {
-      const running = loop(srv, { batchSize: 5, maxPerEndpoint: 5, ingesting: () => true, yieldIntervalMs: 60_000, maxYieldLagMs: 10_000 });
+      const running = loop(srv, {
+        batchSize: 5,
+        maxPerEndpoint: 5,
+        ingesting: () => "here",
+        yieldIntervalMs: 60_000,
+        maxYieldLagMs: 10_000,
+      });
       running.start(10);
       try {
         await eventually(() => receiver.received.length === 30);

@@ -12,6 +12,7 @@ import { engineOf, planForNow, relaxedTransaction } from "../storage/engine.js";
 import { fixedChunks, insertMany, QueryTemplates } from "../storage/query-template.js";
 import type { RecordRow, Schema } from "../storage/schema.js";
 import { setEndpointDisabledIn } from "./endpoint.repository.js";
+import type { Busy } from "./ingestion.js";
 import { eventType } from "./events.js";
 import { DELIVERY_ID_PREFIX, messagePayload, newId } from "./outbox.js";
 import { post, type SendOptions, type SendResult } from "./send.js";
@@ -50,12 +51,15 @@ export interface DeliveryOptions extends SendOptions {
    */
   recordDelayMs: number;
   /**
-   * Whether sync requests are being served (ingestion.ts). The loop then gives way to them: a
-   * round starts at most every `yieldIntervalMs`, so a burst of syncs is not slowed by the
-   * webhooks it causes, while at least `batchSize` deliveries per interval still go.
+   * Whether syncs keep this process busy, or a sibling process on the same machine (ingestion.ts).
+   * The loop then gives way to them: a round starts at most every `yieldIntervalMs`, so a burst
+   * of syncs is not slowed by the webhooks it causes, while at least `batchSize` deliveries per
+   * interval still go.
    */
-  ingesting: () => boolean;
+  ingesting: () => Busy;
   yieldIntervalMs: number;
+  /** The interval when only a sibling process is busy with syncs: it sends its own share meanwhile. */
+  siblingYieldIntervalMs: number;
   /**
    * The loop stops giving way once a due delivery it could send has waited longer than this:
    * syncs that never stop cannot hold webhooks back further.
@@ -73,8 +77,9 @@ export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = {
   maxInFlight: 500,
   maxPerEndpoint: 20,
   recordDelayMs: 20,
-  ingesting: () => false,
+  ingesting: () => undefined,
   yieldIntervalMs: 250,
+  siblingYieldIntervalMs: SECOND,
   maxYieldLagMs: 10 * SECOND,
 };
 
@@ -680,11 +685,12 @@ export class DeliveryLoop {
    * syncs are served, unless what is due has waited longer than `maxYieldLagMs`.
    */
   private givingWayFor(): number {
-    const { ingesting, yieldIntervalMs, maxYieldLagMs, clock } = this.options;
-    if (!ingesting()) return 0;
+    const { ingesting, yieldIntervalMs, siblingYieldIntervalMs, maxYieldLagMs, clock } = this.options;
+    const busy = ingesting();
+    if (busy === undefined) return 0;
     const { startedAt, oldestDue } = this.lastRound;
     if (oldestDue !== null && clock() - oldestDue > maxYieldLagMs) return 0;
-    return Math.max(0, startedAt + yieldIntervalMs - performance.now());
+    return Math.max(0, startedAt + (busy === "here" ? yieldIntervalMs : siblingYieldIntervalMs) - performance.now());
   }
 
   /** Stops polling and waits for the attempts in flight to be recorded. */

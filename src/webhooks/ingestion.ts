@@ -15,6 +15,8 @@ export interface Siblings {
   hear(listener: () => void): void;
 }
 
+export type Busy = "here" | "sibling" | undefined;
+
 /** How quickly the share of time spent on syncs forgets the past (the time constant of its average). */
 const MEMORY_MS = 200;
 /** Busy above this share of recent time. */
@@ -65,10 +67,11 @@ export class Ingestion {
     };
   }
 
-  /** Whether syncs kept this process busy lately, or a sibling process said they keep it busy. */
-  busy(): boolean {
+  /** Whether syncs kept this process busy lately ("here"), or else a sibling process said they keep it busy ("sibling"). */
+  busy(): Busy {
     this.advance();
-    return this.busyHere() || this.clock() < this.elsewhereUntil;
+    if (this.busyHere()) return "here";
+    return this.clock() < this.elsewhereUntil ? "sibling" : undefined;
   }
 
   private busyHere(): boolean {
