@@ -27,15 +27,30 @@ export function workerCount(config: Config, requested: number | undefined): numb
 
 const RESTART_DELAY_MS = 1000;
 
-/** A worker's word to the others, relayed by the primary: it is serving syncs (webhooks/ingestion.ts). */
+/**
+ * A worker's word to the others, relayed by the primary: its share of recent time spent
+ * serving syncs (webhooks/ingestion.ts).
+ */
 const INGESTING = "cribline:ingesting";
+
+interface IngestingMessage {
+  type: typeof INGESTING;
+  from: number;
+  share: number;
+}
+
+const isIngesting = (message: unknown): message is IngestingMessage =>
+  typeof message === "object" && message !== null && (message as IngestingMessage).type === INGESTING;
 
 function workerSiblings(): Siblings {
   return {
-    tell: () => {
-      if (process.connected) process.send?.(INGESTING);
+    tell: (share) => {
+      if (process.connected) process.send?.({ type: INGESTING, from: process.pid, share } satisfies IngestingMessage);
     },
-    hear: (listener) => process.on("message", (message) => message === INGESTING && listener()),
+    hear: (listener) =>
+      process.on("message", (message) => {
+        if (isIngesting(message)) listener(message.from, message.share);
+      }),
   };
 }
 
@@ -110,9 +125,9 @@ function runPrimary(count: number, config: Config): Promise<void> {
       for (const worker of Object.values(cluster.workers ?? {})) if (!worker?.isDead()) worker?.process.kill("SIGTERM");
     };
     cluster.on("message", (from: Worker, message: unknown) => {
-      if (message !== INGESTING) return;
+      if (!isIngesting(message)) return;
       for (const worker of Object.values(cluster.workers ?? {}))
-        if (worker !== undefined && worker !== from && worker.isConnected()) worker.send(INGESTING);
+        if (worker !== undefined && worker !== from && worker.isConnected()) worker.send(message);
     });
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
