@@ -10,7 +10,7 @@ import { toApiJson } from "../collections/record.js";
 import { COLLECTIONS } from "../collections/registry.js";
 import { engineOf, planForNow, relaxedTransaction } from "../storage/engine.js";
 import { fixedChunks, insertMany, QueryTemplates } from "../storage/query-template.js";
-import type { RecordRow, Schema } from "../storage/schema.js";
+import type { RecordRow, Schema, WebhookEndpointTable, WebhookMessageTable } from "../storage/schema.js";
 import { setEndpointDisabledIn } from "./endpoint.repository.js";
 import type { Busy } from "./ingestion.js";
 import { eventType } from "./events.js";
@@ -290,23 +290,30 @@ function chunksOf(pairs: readonly [number, string][]): [number, string][][] {
   return fixedChunks([...new Map(pairs.map((pair) => [keyOf(...pair), pair])).values()]);
 }
 
-export interface MessageRow {
-  tenant_id: number;
-  id: string;
-  type: string;
-  created_at: number;
-  record_id: string | null;
-  /** Null for a transaction's message until built from its record (see withPayloads). */
-  payload: string | null;
-}
+/** A message as stored: its payload null for a transaction's until built from its record (see withPayloads). */
+export type MessageRow = WebhookMessageTable;
 
-interface EndpointRow {
-  tenant_id: number;
-  id: string;
-  url: string;
-  secret: string;
-  previous_secret: string | null;
-  previous_secret_until: number | null;
+type EndpointRow = Pick<WebhookEndpointTable, "tenant_id" | "id" | "url" | "secret" | "previous_secret" | "previous_secret_until">;
+
+/** The rows of `table` with the given (tenant_id, id) keys, by keyOf: a statement per run of keys. */
+async function rowsByKey<R extends { tenant_id: number; id: string }>(
+  db: Kysely<Schema>,
+  table: string,
+  columns: readonly (keyof R & string)[],
+  keys: readonly [number, string][],
+): Promise<Map<string, R>> {
+  const found = new Map<string, R>();
+  for (const part of chunksOf(keys)) {
+    const rows = await overRows<R>(
+      db,
+      `${table}(${columns.join(",")})`,
+      part,
+      (slots) =>
+        sql`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)} where ${keysIn(["tenant_id", "id"], slots)}`,
+    );
+    for (const row of rows) found.set(keyOf(row.tenant_id, row.id), row);
+  }
+  return found;
 }
 
 /** The collection whose records a `created` event without a payload announces: a transaction's. */
@@ -328,17 +335,12 @@ export async function withPayloads(db: Kysely<Schema>, messages: readonly Messag
   for (const [type, waiting] of byType) {
     const collection = ANNOUNCED.get(type);
     if (collection === undefined) throw new Error(`message ${waiting[0]!.id} of type ${type} has no payload`);
-    const records = new Map<string, Pick<RecordRow, "id" | "body" | "created_at" | "updated_at">>();
-    for (const part of chunksOf(waiting.map((m) => [m.tenant_id, m.record_id ?? ""]))) {
-      const rows = await overRows<Pick<RecordRow, "tenant_id" | "id" | "body" | "created_at" | "updated_at">>(
-        db,
-        `records:${collection.table}`,
-        part,
-        (keys) =>
-          sql`select tenant_id, id, body, created_at, updated_at from ${sql.table(collection.table)} where ${keysIn(["tenant_id", "id"], keys)}`,
-      );
-      for (const row of rows) records.set(keyOf(row.tenant_id, row.id), row);
-    }
+    const records = await rowsByKey<Pick<RecordRow, "tenant_id" | "id" | "body" | "created_at" | "updated_at">>(
+      db,
+      collection.table,
+      ["tenant_id", "id", "body", "created_at", "updated_at"],
+      waiting.map((m) => [m.tenant_id, m.record_id ?? ""]),
+    );
     for (const message of waiting) {
       const record = records.get(keyOf(message.tenant_id, message.record_id ?? ""));
       if (record === undefined)
@@ -362,29 +364,20 @@ async function load(db: Kysely<Schema>, taken: readonly Taken[]): Promise<Loaded
 }
 
 async function loadIn(db: Kysely<Schema>, taken: readonly Taken[]): Promise<Loaded> {
-  const round: Loaded = { messages: new Map(), endpoints: new Map() };
-  for (const part of chunksOf(taken.map((t) => [t.tenant_id, t.message_id]))) {
-    const rows = await overRows<MessageRow>(
-      db,
-      "messages",
-      part,
-      (keys) =>
-        sql`select tenant_id, id, type, created_at, record_id, payload from webhook_messages where ${keysIn(["tenant_id", "id"], keys)}`,
-    );
-    for (const row of rows) round.messages.set(keyOf(row.tenant_id, row.id), row);
-  }
-  await withPayloads(db, [...round.messages.values()]);
-  for (const part of chunksOf(taken.map((t) => [t.tenant_id, t.endpoint_id]))) {
-    const rows = await overRows<EndpointRow>(
-      db,
-      "endpoints",
-      part,
-      (keys) =>
-        sql`select tenant_id, id, url, secret, previous_secret, previous_secret_until from webhook_endpoints where ${keysIn(["tenant_id", "id"], keys)}`,
-    );
-    for (const row of rows) round.endpoints.set(keyOf(row.tenant_id, row.id), row);
-  }
-  return round;
+  const messages = await rowsByKey<MessageRow>(
+    db,
+    "webhook_messages",
+    ["tenant_id", "id", "type", "created_at", "record_id", "payload"],
+    taken.map((t) => [t.tenant_id, t.message_id]),
+  );
+  await withPayloads(db, [...messages.values()]);
+  const endpoints = await rowsByKey<EndpointRow>(
+    db,
+    "webhook_endpoints",
+    ["tenant_id", "id", "url", "secret", "previous_secret", "previous_secret_until"],
+    taken.map((t) => [t.tenant_id, t.endpoint_id]),
+  );
+  return { messages, endpoints };
 }
 
 interface Outcome {
