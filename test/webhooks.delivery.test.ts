@@ -410,77 +410,58 @@ describe("webhook delivery giving way to sync", () => {
 
   it("starts a round at most every yieldIntervalMs while syncs are served, and at once when they end", async () => {
     const { srv, tenant } = await setup();
-    await syncNow(
-      srv,
-      tenant,
-      Array.from({ length: 30 }, () => withdrawal()),
-    );
+    await syncNow(srv, tenant, withdrawals(30));
     let ingesting: "here" | undefined = "here";
-    const running = loop(srv, { batchSize: 5, maxPerEndpoint: 5, ingesting: () => ingesting, yieldIntervalMs: 60_000 });
-    running.start(10);
-    try {
+    await inRounds(srv, { ingesting: () => ingesting, yieldIntervalMs: 60_000 }, async (running) => {
       await eventually(() => receiver.received.length === 5);
       await sleep(500);
       expect(receiver.received).toHaveLength(5); // the next round waits for the interval
       ingesting = undefined;
       running.wake();
       await eventually(() => receiver.received.length === 30);
-    } finally {
-      await running.stop();
-    }
+    });
   });
 
   it("waits siblingYieldIntervalMs instead when only a sibling process is busy with syncs", async () => {
     const { srv, tenant } = await setup();
-    await syncNow(
-      srv,
-      tenant,
-      Array.from({ length: 10 }, () => withdrawal()),
-    );
-    const running = loop(srv, {
-      batchSize: 5,
-      maxPerEndpoint: 5,
-      ingesting: () => "sibling",
-      yieldIntervalMs: 10,
-      siblingYieldIntervalMs: 60_000,
-    });
-    running.start(10);
-    try {
+    await syncNow(srv, tenant, withdrawals(10));
+    await inRounds(srv, { ingesting: () => "sibling", yieldIntervalMs: 10, siblingYieldIntervalMs: 60_000 }, async () => {
       await eventually(() => receiver.received.length === 5);
       await sleep(300);
       expect(receiver.received).toHaveLength(5);
-    } finally {
-      await running.stop();
-    }
+    });
   });
 
   it("stops giving way once what is due has waited longer than maxYieldLagMs", async () => {
     const { srv, tenant } = await setup();
-    await syncNow(
-      srv,
-      tenant,
-      Array.from({ length: 30 }, () => withdrawal()),
-    );
+    await syncNow(srv, tenant, withdrawals(30));
     clock.now += 11_000;
     try {
-      const running = loop(srv, {
-        batchSize: 5,
-        maxPerEndpoint: 5,
-        ingesting: () => "here",
-        yieldIntervalMs: 60_000,
-        maxYieldLagMs: 10_000,
-      });
-      running.start(10);
-      try {
-        await eventually(() => receiver.received.length === 30);
-      } finally {
-        await running.stop();
-      }
+      await inRounds(srv, { ingesting: () => "here", yieldIntervalMs: 60_000, maxYieldLagMs: 10_000 }, () =>
+        eventually(() => receiver.received.length === 30),
+      );
     } finally {
       clock.now -= 11_000;
     }
   });
 });
+
+const withdrawals = (count: number) => Array.from({ length: count }, () => withdrawal());
+
+/** Runs `work` while a loop taking rounds of 5 (5 per endpoint) polls every 10 ms with `options`. */
+async function inRounds(
+  srv: TestServer,
+  options: Partial<ConstructorParameters<typeof DeliveryLoop>[1]>,
+  work: (running: DeliveryLoop) => Promise<void>,
+): Promise<void> {
+  const running = loop(srv, { batchSize: 5, maxPerEndpoint: 5, ...options });
+  running.start(10);
+  try {
+    await work(running);
+  } finally {
+    await running.stop();
+  }
+}
 
 /** A sync of `body` that stops after its first 20 bytes until `finish()`, or whose client goes away (`drop()`). */
 function slowSync(srv: TestServer, key: string, body: string) {
