@@ -9,6 +9,7 @@ import { ensureSchema } from "./storage/migrate.js";
 import { seedDemoOnFirstStart, type DemoResult } from "./demo/demo.service.js";
 import { DeliveryLoop } from "./webhooks/delivery.js";
 import { Ingestion, type Siblings } from "./webhooks/ingestion.js";
+import { RetentionSweeper } from "./webhooks/retention.js";
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -61,13 +62,26 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   });
   onBackgroundError = (err) => app.log.warn({ err }, "database connection lost; it is reopened on the next query");
   onDeliveryError = (err) => app.log.error({ err }, "webhook delivery failed");
+  const retention =
+    config.webhookRetentionDays === 0
+      ? undefined
+      : new RetentionSweeper(
+          storage.db,
+          { keepDays: config.webhookRetentionDays },
+          (pruned) => {
+            if (Object.values(pruned).some((n) => n > 0))
+              app.log.info({ pruned, keepDays: config.webhookRetentionDays }, "webhook log pruned");
+          },
+          (err) => app.log.error({ err }, "pruning the webhook log failed"),
+        );
   const url = await app.listen({ port: config.port, host: config.host });
   if (demo !== undefined) announceDemo(demo, url.replace("127.0.0.1", "localhost"), print);
   print(`cribline listening on ${url} (API reference: ${url}/docs)`);
   deliveries.start();
+  retention?.start();
   let closing: Promise<void> | undefined;
   // Requests in flight and attempts in flight finish first; then the database closes.
-  const close = () => (closing ??= Promise.all([app.close(), deliveries.stop()]).then(() => storage.close()));
+  const close = () => (closing ??= Promise.all([app.close(), deliveries.stop(), retention?.stop()]).then(() => storage.close()));
   return { app, storage, url, close };
 }
 

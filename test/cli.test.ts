@@ -480,6 +480,12 @@ describe("cribline serve", () => {
     expect(result.stderr).toMatch(/--workers.*whole number from 1/);
   });
 
+  it("serve refuses a webhook retention shorter than a week, with a clear message", async () => {
+    const result = await workspace().run(["serve"], { CRIBLINE_WEBHOOK_RETENTION_DAYS: "3" });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/CRIBLINE_WEBHOOK_RETENTION_DAYS must be 0 \(keep for ever\) or at least 7 days, got "3"/);
+  });
+
   it.each([["serve"], ["migrate"]])("%s refuses a DATABASE_URL it does not support, with a clear message", async (command) => {
     const result = await workspace().run([command], { DATABASE_URL: "mysql://x" });
     expect(result.code).not.toBe(0);

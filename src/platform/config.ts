@@ -21,6 +21,8 @@ export interface Config {
   readonly syncBodyLimit: number;
   /** Let webhooks go to loopback and private addresses (local development and tests only). */
   readonly webhooksAllowPrivate: boolean;
+  /** Days the webhook log (attempts, ended deliveries, their messages) is kept; 0 keeps it for ever. */
+  readonly webhookRetentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -44,6 +46,17 @@ function flag(env: NodeJS.ProcessEnv, key: string, fallback: boolean): boolean {
   if (raw === "1" || raw === "true") return true;
   if (raw === "0" || raw === "false") return false;
   throw new ConfigError(`${key} must be true or false, got "${raw}"`);
+}
+
+/**
+ * 0 (keep for ever), or at least a week: a delivery retries for about three days, and its
+ * attempts should outlive the retries by long enough for someone to read them.
+ */
+function retentionDays(env: NodeJS.ProcessEnv): number {
+  const key = "CRIBLINE_WEBHOOK_RETENTION_DAYS";
+  const days = integer(env, key, 30, 0, 36500);
+  if (days !== 0 && days < 7) throw new ConfigError(`${key} must be 0 (keep for ever) or at least 7 days, got "${env[key]}"`);
+  return days;
 }
 
 export function parseDatabaseUrl(raw: string | undefined, env: NodeJS.ProcessEnv = {}): DatabaseConfig {
@@ -84,5 +97,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     logLevel,
     syncBodyLimit: integer(env, "CRIBLINE_SYNC_BODY_LIMIT", 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     webhooksAllowPrivate: flag(env, "CRIBLINE_WEBHOOKS_ALLOW_PRIVATE", false),
+    webhookRetentionDays: retentionDays(env),
   });
 }

@@ -14,7 +14,7 @@ import type { RecordRow, Schema, WebhookEndpointTable, WebhookMessageTable } fro
 import { setEndpointDisabledIn } from "./endpoint.repository.js";
 import type { Busy } from "./ingestion.js";
 import { eventType } from "./events.js";
-import { DELIVERY_ID_PREFIX, messagePayload, newId } from "./outbox.js";
+import { ATTEMPT_ID_PREFIX, DELIVERY_ID_PREFIX, messagePayload, newId } from "./outbox.js";
 import { post, type SendOptions, type SendResult } from "./send.js";
 import { webhookHeaders } from "./signature.js";
 
@@ -484,7 +484,7 @@ async function record(trx: Transaction<Schema>, outcomes: readonly Outcome[], ra
     settled.push({ taken, status: succeeded ? "succeeded" : next === undefined ? "failed" : "pending", next: next ?? null, at });
     attempts.push([
       taken.tenant_id,
-      newId("att_", at),
+      newId(ATTEMPT_ID_PREFIX, at),
       taken.id,
       taken.endpoint_id,
       taken.message_id,

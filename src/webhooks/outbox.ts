@@ -25,7 +25,11 @@ export interface RecordChange {
 const MESSAGE_COLUMNS = ["tenant_id", "id", "type", "created_at", "record_id", "payload"];
 const FANOUT_COLUMNS = ["tenant_id", "id", "endpoint_id", "created_at", "message_ids"];
 
+/** Ids begin with one of these, then their time (see newId): a time range is a key range. */
+export const MESSAGE_ID_PREFIX = "msg_";
+export const FANOUT_ID_PREFIX = "fan_";
 export const DELIVERY_ID_PREFIX = "dlv_";
+export const ATTEMPT_ID_PREFIX = "att_";
 
 /** Random per process: ids made by two processes in the same millisecond still differ. */
 const PROCESS_TAG = randomBytes(6).toString("base64url");
@@ -79,14 +83,14 @@ export async function recordMessages(
       collection.kind === "transaction"
         ? null
         : messagePayload(type, now, toApiJson(collection, { id: content.id, body: content.body, created_at: createdAt, updated_at: now }));
-    const messageId = newId("msg_", now);
+    const messageId = newId(MESSAGE_ID_PREFIX, now);
     messages.push([tenantId, messageId, type, now, content.id, payload]);
     endpoints.forEach((endpoint, i) => {
       if (endpoint.events.has(type)) messageIds[i]!.push(messageId);
     });
   }
   const fanouts = endpoints
-    .map((endpoint, i) => [tenantId, newId("fan_", now), endpoint.id, now, messageIds[i]!.join(" ")])
+    .map((endpoint, i) => [tenantId, newId(FANOUT_ID_PREFIX, now), endpoint.id, now, messageIds[i]!.join(" ")])
     .filter((_, i) => messageIds[i]!.length > 0);
   await insertMany(trx, "webhook_messages", MESSAGE_COLUMNS, messages);
   await insertMany(trx, "webhook_fanouts", FANOUT_COLUMNS, fanouts);

@@ -309,7 +309,8 @@ export function registerWebhookRoutes(fastify: FastifyInstance, { storage, curso
       schema: {
         tags: TAGS,
         summary: "List an endpoint's delivery attempts",
-        description: "Every attempt to send an event to the endpoint, newest first by `attemptedAt` (ties by `id`, descending).",
+        description:
+          "Every attempt to send an event to the endpoint within the retention period (`CRIBLINE_WEBHOOK_RETENTION_DAYS`, 30 days by default), newest first by `attemptedAt` (ties by `id`, descending).",
         security: SECURITY,
         params: IdParams,
         querystring: pageQuerySchema(),
@@ -347,7 +348,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, { storage, curso
         tags: TAGS,
         summary: "Replay one delivery",
         description:
-          "Sends the event again to the endpoint, with the same `webhook-id`, from the start of the retry schedule, whatever became of it before. Takes no body.",
+          "Sends the event again to the endpoint, with the same `webhook-id`, from the start of the retry schedule, whatever became of it before. Takes no body. A delivery that ended longer ago than the retention period (`CRIBLINE_WEBHOOK_RETENTION_DAYS`, 30 days by default) is deleted: 404.",
         security: SECURITY,
         params: Type.Object({ id: Type.String(), deliveryId: Type.String() }),
         response: { 202: Replayed, ...problemResponses(400, 401, 403, 404, DISABLED) },
@@ -372,7 +373,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, { storage, curso
         tags: TAGS,
         summary: "Replay the failed deliveries of a time range",
         description:
-          "Sends every failed delivery of the endpoint whose event was written from `since` to `until` (inclusive) again, each with its own `webhook-id`, from the start of the retry schedule.",
+          "Sends every failed delivery of the endpoint whose event was written from `since` to `until` (inclusive) again, each with its own `webhook-id`, from the start of the retry schedule. Deliveries that ended longer ago than the retention period (30 days by default) are deleted and not replayed.",
         security: SECURITY,
         params: IdParams,
         body: Type.Object(

@@ -3,6 +3,8 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
 export interface Received {
+  /** The path and query it was sent to. */
+  url: string;
   headers: IncomingMessage["headers"];
   body: string;
 }
@@ -19,7 +21,7 @@ export class Receiver {
       let body = "";
       req.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
       req.on("end", () => {
-        this.received.push({ headers: req.headers, body });
+        this.received.push({ url: req.url ?? "", headers: req.headers, body });
         const answer = this.answers.shift() ?? 200;
         if (answer === "hang") return;
         const { status, headers } = typeof answer === "number" ? { status: answer, headers: {} } : answer;

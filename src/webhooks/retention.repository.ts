@@ -1,0 +1,184 @@
+/**
+ * What the webhook log no longer needs, deleted a tenant at a time in short transactions.
+ * Attempts go once they are older than the cut-off; a delivery once it has ended (succeeded or
+ * failed) and was last changed before it; a message once it is older than the cut-off and no
+ * delivery or fan-out still names it. Pending and paused deliveries, and so their messages,
+ * stay whatever their age: an endpoint enabled again still gets what it missed. Fan-outs left
+ * by an endpoint deleted while a sync wrote them go too.
+ *
+ * Every statement reads one tenant's range of a primary key: attempt, delivery and message ids
+ * begin with their time (outbox.ts), so "older than" is a key range, not a scan.
+ */
+import { sql, type Kysely, type Transaction } from "kysely";
+import { relaxedTransaction } from "../storage/engine.js";
+import { fixedChunks } from "../storage/query-template.js";
+import type { Schema } from "../storage/schema.js";
+import { ATTEMPT_ID_PREFIX, DELIVERY_ID_PREFIX, FANOUT_ID_PREFIX, idTime, MESSAGE_ID_PREFIX } from "./outbox.js";
+
+export interface Pruned {
+  attempts: number;
+  deliveries: number;
+  messages: number;
+  fanouts: number;
+}
+
+export interface PruneOptions {
+  /** What was written (attempts, messages) or last changed (deliveries) before this goes. */
+  before: number;
+  /** Rows per statement and transaction, so that writers wait for no long delete. */
+  chunk: number;
+  /** Awaited between transactions: the place to let requests in. */
+  pause: () => Promise<void>;
+}
+
+const ENDED = ["succeeded", "failed"] as const;
+
+export async function pruneWebhookLog(db: Kysely<Schema>, options: PruneOptions): Promise<Pruned> {
+  const pruned: Pruned = { attempts: 0, deliveries: 0, messages: 0, fanouts: 0 };
+  const tenants = await db.selectFrom("tenants").select("id").orderBy("id").execute();
+  for (const { id: tenantId } of tenants) {
+    pruned.fanouts += await pruneOrphanFanouts(db, tenantId);
+    pruned.attempts += await inChunks(options, (limit) => pruneAttempts(db, tenantId, options.before, limit));
+    const endpoints = await db.selectFrom("webhook_endpoints").select("id").where("tenant_id", "=", tenantId).execute();
+    for (const { id: endpointId } of endpoints) {
+      pruned.deliveries += await inChunks(options, (limit) => pruneDeliveries(db, tenantId, endpointId, options.before, limit));
+    }
+    pruned.messages += await pruneMessages(
+      db,
+      tenantId,
+      endpoints.map((e) => e.id),
+      options,
+    );
+  }
+  return pruned;
+}
+
+/** Runs `step` until it deletes fewer than a chunk; returns how many it deleted in all. */
+async function inChunks(options: PruneOptions, step: (limit: number) => Promise<number>): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const deleted = await step(options.chunk);
+    total += deleted;
+    if (deleted < options.chunk) return total;
+    await options.pause();
+  }
+}
+
+/** Lost with the machine, a delete is only done again at the next sweep. */
+async function deleteWhere(db: Kysely<Schema>, query: (trx: Transaction<Schema>) => Promise<{ numDeletedRows: bigint }>): Promise<number> {
+  return relaxedTransaction(db, async (trx: Transaction<Schema>) => Number((await query(trx)).numDeletedRows));
+}
+
+function pruneAttempts(db: Kysely<Schema>, tenantId: number, before: number, limit: number): Promise<number> {
+  // An attempt's id begins with the time it ended.
+  return deleteWhere(db, (trx) =>
+    trx
+      .deleteFrom("webhook_attempts")
+      .where("tenant_id", "=", tenantId)
+      .where("id", "in", (eb) =>
+        eb
+          .selectFrom("webhook_attempts")
+          .select("id")
+          .where("tenant_id", "=", tenantId)
+          .where("id", "<", idTime(ATTEMPT_ID_PREFIX, before))
+          .orderBy("id")
+          .limit(sql.lit(limit)),
+      )
+      .executeTakeFirst(),
+  );
+}
+
+function pruneDeliveries(db: Kysely<Schema>, tenantId: number, endpointId: string, before: number, limit: number): Promise<number> {
+  // A delivery's id begins with the time its message was written: only those written before
+  // the cut-off can have been last changed before it.
+  return deleteWhere(db, (trx) =>
+    trx
+      .deleteFrom("webhook_deliveries")
+      .where("tenant_id", "=", tenantId)
+      .where("endpoint_id", "=", endpointId)
+      .where("id", "in", (eb) =>
+        eb
+          .selectFrom("webhook_deliveries")
+          .select("id")
+          .where("tenant_id", "=", tenantId)
+          .where("endpoint_id", "=", endpointId)
+          .where("id", "<", idTime(DELIVERY_ID_PREFIX, before))
+          .where("status", "in", ENDED)
+          .where("updated_at", "<", before)
+          .orderBy("id")
+          .limit(sql.lit(limit)),
+      )
+      .executeTakeFirst(),
+  );
+}
+
+/**
+ * Messages written before the cut-off that no delivery or fan-out names. A delivery's id and a
+ * fan-out's carry the time their messages were written (outbox.ts, expandFanouts in
+ * delivery.ts), so only those of before the cut-off can name such a message; after
+ * pruneDeliveries they are the few still pending, paused or changed since.
+ */
+async function pruneMessages(db: Kysely<Schema>, tenantId: number, endpointIds: readonly string[], options: PruneOptions): Promise<number> {
+  const named = new Set<string>();
+  for (const endpointId of endpointIds) {
+    const deliveries = await db
+      .selectFrom("webhook_deliveries")
+      .select("message_id")
+      .where("tenant_id", "=", tenantId)
+      .where("endpoint_id", "=", endpointId)
+      .where("id", "<", idTime(DELIVERY_ID_PREFIX, options.before))
+      .execute();
+    for (const { message_id } of deliveries) named.add(message_id);
+    // Fan-outs too carry the time of their messages (outbox.ts).
+    const fanouts = await db
+      .selectFrom("webhook_fanouts")
+      .select("message_ids")
+      .where("tenant_id", "=", tenantId)
+      .where("endpoint_id", "=", endpointId)
+      .where("id", "<", idTime(FANOUT_ID_PREFIX, options.before))
+      .execute();
+    for (const { message_ids } of fanouts) for (const id of message_ids.split(" ")) named.add(id);
+  }
+
+  let total = 0;
+  let after = "";
+  for (;;) {
+    const candidates = await db
+      .selectFrom("webhook_messages")
+      .select("id")
+      .where("tenant_id", "=", tenantId)
+      .where("id", ">", after)
+      .where("id", "<", idTime(MESSAGE_ID_PREFIX, options.before))
+      .orderBy("id")
+      .limit(sql.lit(options.chunk))
+      .execute();
+    const unnamed = candidates.map((m) => m.id).filter((id) => !named.has(id));
+    total += await relaxedTransaction(db, async (trx: Transaction<Schema>) => {
+      let deleted = 0;
+      // Runs of a few fixed sizes: each size is one statement text (one prepared statement).
+      for (const part of fixedChunks(unnamed)) {
+        const result = await trx
+          .deleteFrom("webhook_messages")
+          .where("tenant_id", "=", tenantId)
+          .where("id", "in", part)
+          .executeTakeFirst();
+        deleted += Number(result.numDeletedRows);
+      }
+      return deleted;
+    });
+    if (candidates.length < options.chunk) return total;
+    after = candidates[candidates.length - 1]!.id;
+    await options.pause();
+  }
+}
+
+/** Fan-outs of endpoints that no longer exist (a sync that read one just before it was deleted). */
+function pruneOrphanFanouts(db: Kysely<Schema>, tenantId: number): Promise<number> {
+  return deleteWhere(db, (trx) =>
+    trx
+      .deleteFrom("webhook_fanouts")
+      .where("tenant_id", "=", tenantId)
+      .where("endpoint_id", "not in", (eb) => eb.selectFrom("webhook_endpoints").select("id").where("tenant_id", "=", tenantId))
+      .executeTakeFirst(),
+  );
+}

@@ -1,0 +1,86 @@
+/**
+ * Keeps the webhook log from growing for ever: every process prunes it now and then
+ * (retention.repository.ts says what goes). Deletes are idempotent, so processes sweeping at
+ * the same time only repeat a little work; each sweep is short transactions with requests let
+ * in between.
+ */
+import { setImmediate as yieldToRequests } from "node:timers/promises";
+import type { Kysely } from "kysely";
+import type { Schema } from "../storage/schema.js";
+import { pruneWebhookLog, type Pruned } from "./retention.repository.js";
+
+const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
+
+export interface RetentionOptions {
+  /** How long attempts, ended deliveries and their messages are kept. */
+  keepDays: number;
+  clock: () => number;
+  /** The first sweep, after start: not in the way of a start-up. */
+  firstAfterMs: number;
+  /** Between sweeps, ±10 % so that processes started together spread out. */
+  intervalMs: number;
+  /** Rows per transaction. */
+  chunk: number;
+  random: () => number;
+}
+
+export const DEFAULT_RETENTION_OPTIONS: Omit<RetentionOptions, "keepDays"> = {
+  clock: Date.now,
+  firstAfterMs: MINUTE,
+  intervalMs: 60 * MINUTE,
+  chunk: 500,
+  random: Math.random,
+};
+
+export class RetentionSweeper {
+  private readonly options: RetentionOptions;
+  private timer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<unknown> = Promise.resolve();
+  private stopped = true;
+
+  constructor(
+    private readonly db: Kysely<Schema>,
+    options: Partial<RetentionOptions> & Pick<RetentionOptions, "keepDays">,
+    private readonly onSwept: (pruned: Pruned) => void = () => undefined,
+    private readonly onError: (err: unknown) => void = () => undefined,
+  ) {
+    this.options = { ...DEFAULT_RETENTION_OPTIONS, ...options };
+  }
+
+  /** Deletes what is older than the retention period now; resolves with what went. */
+  sweep(): Promise<Pruned> {
+    const { keepDays, clock, chunk } = this.options;
+    const swept = pruneWebhookLog(this.db, {
+      before: clock() - keepDays * DAY,
+      chunk,
+      pause: async () => {
+        await yieldToRequests();
+      },
+    });
+    this.sweeping = swept.catch(() => undefined);
+    return swept;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.schedule(this.options.firstAfterMs);
+  }
+
+  /** Stops sweeping; resolves once a sweep under way has ended. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.sweeping;
+  }
+
+  private schedule(delayMs: number): void {
+    this.timer = setTimeout(() => {
+      void this.sweep()
+        .then(this.onSwept, this.onError)
+        .finally(() => {
+          if (!this.stopped) this.schedule(this.options.intervalMs * (0.9 + 0.2 * this.options.random()));
+        });
+    }, delayMs).unref();
+  }
+}

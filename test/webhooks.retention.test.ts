@@ -1,0 +1,224 @@
+/**
+ * The webhook log's retention: attempts, ended deliveries and messages that nothing will send
+ * again go once older than the retention period; whatever may still be sent (pending or paused
+ * deliveries, fan-outs of a disabled endpoint) stays with its message, and is sent whole when
+ * its endpoint is enabled. Observed through the admin API and the receiver; the clock is injected.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/platform/config.js";
+import { DeliveryLoop, expandFanouts } from "../src/webhooks/delivery.js";
+import { insertEndpoint, type NewEndpoint } from "../src/webhooks/endpoint.repository.js";
+import { RetentionSweeper } from "../src/webhooks/retention.js";
+import { withdrawal } from "./support/factories.js";
+import { newTenant, request, sync, useServer, type TestServer, type TestTenant } from "./support/harness.js";
+import { Receiver } from "./support/receiver.js";
+
+const DAY = 24 * 60 * 60 * 1000;
+const server = useServer({ CRIBLINE_WEBHOOKS_ALLOW_PRIVATE: "true" });
+
+const receiver = new Receiver();
+beforeAll(() => receiver.open());
+afterAll(() => receiver.close());
+
+const clock = { now: Date.now() };
+
+function loop(srv: TestServer) {
+  return new DeliveryLoop(srv.storage.db, { clock: () => clock.now, allowPrivate: true, random: () => 0.5, timeoutMs: 2000 }, (err) => {
+    throw err;
+  });
+}
+
+function sweeper(srv: TestServer, keepDays = 30) {
+  return new RetentionSweeper(srv.storage.db, { keepDays, clock: () => clock.now, chunk: 2, firstAfterMs: 0, intervalMs: 10 });
+}
+
+async function syncAt(srv: TestServer, tenant: TestTenant, records: Record<string, unknown>[]): Promise<void> {
+  srv.clock.now = clock.now;
+  try {
+    await sync(srv, tenant, "withdrawals", records);
+  } finally {
+    srv.clock.now = undefined;
+  }
+}
+
+/** An endpoint on the receiver, told apart from the others by its query string. */
+async function endpointOf(srv: TestServer, tenant: TestTenant, name: string): Promise<NewEndpoint> {
+  return insertEndpoint(srv.storage.db, tenant.id, `${receiver.url}?to=${name}`, ["withdrawal.created"], clock.now);
+}
+
+const admin = (srv: TestServer, tenant: TestTenant, method: string, path: string) =>
+  request(srv, method, `/v1/webhook-endpoints/${path}`, { key: tenant.keys.admin });
+
+/** The record ids each endpoint received, by its name. */
+function receivedBy(name: string): string[] {
+  return receiver.received
+    .filter((r) => r.url.endsWith(`?to=${name}`))
+    .map((r) => (JSON.parse(r.body) as { data: { id: string } }).data.id)
+    .sort();
+}
+
+async function rows(srv: TestServer, tenant: TestTenant) {
+  const db = srv.storage.db;
+  const of = (table: "webhook_messages" | "webhook_deliveries" | "webhook_attempts" | "webhook_fanouts") =>
+    db.selectFrom(table).selectAll().where("tenant_id", "=", tenant.id).execute();
+  const messages = await of("webhook_messages");
+  return {
+    records: messages.map((m) => m.record_id).sort(),
+    deliveries: (await of("webhook_deliveries")).map((d) => `${d.endpoint_id}:${d.status}`).sort(),
+    attempts: (await of("webhook_attempts")).length,
+    fanouts: (await of("webhook_fanouts")).map((f) => f.endpoint_id),
+  };
+}
+
+describe("webhook log retention", () => {
+  it("prunes what was written before the retention period and nothing will send again; keeps the rest", async () => {
+    const srv = server();
+    const start = clock.now;
+    receiver.received.length = 0;
+    receiver.answers = [];
+
+    // Tenant A: "sent" received everything; "off" was disabled before its fan-out was expanded.
+    const a = await newTenant(srv);
+    const sent = await endpointOf(srv, a, "sent");
+    const off = await endpointOf(srv, a, "off");
+    const old = [withdrawal(), withdrawal()];
+    await syncAt(srv, a, old);
+    expect((await admin(srv, a, "POST", `${off.id}/disable`)).status).toBe(200);
+    expect(await loop(srv).runOnce()).toBe(2);
+
+    // Tenant B: "gone" answered 410 (its delivery failed); "paused" had its delivery made, then was disabled.
+    const b = await newTenant(srv);
+    const gone = await endpointOf(srv, b, "gone");
+    receiver.answers = [410];
+    const failed = withdrawal();
+    await syncAt(srv, b, [failed]);
+    expect(await loop(srv).runOnce()).toBe(1);
+    const paused = await endpointOf(srv, b, "paused");
+    const waiting = withdrawal();
+    await syncAt(srv, b, [waiting]);
+    await srv.storage.db.transaction().execute((trx) => expandFanouts(trx, b.id, paused.id, clock.now, 10));
+    expect((await admin(srv, b, "POST", `${paused.id}/disable`)).status).toBe(200);
+
+    // Twenty days later, one more record to A, delivered: it stays.
+    clock.now = start + 20 * DAY;
+    const recent = withdrawal();
+    await syncAt(srv, a, [recent]);
+    expect(await loop(srv).runOnce()).toBe(1);
+    const sentAttempts = (await admin(srv, a, "GET", `${sent.id}/attempts`)).body.data as { deliveryId: string; attemptedAt: string }[];
+    expect(sentAttempts).toHaveLength(3);
+    const oldDelivery = sentAttempts.find((x) => Date.parse(x.attemptedAt) < start + DAY)!.deliveryId;
+    const recentDelivery = sentAttempts.find((x) => Date.parse(x.attemptedAt) > start + DAY)!.deliveryId;
+
+    expect(await rows(srv, a)).toEqual({
+      records: [...old.map((r) => r.id), recent.id].sort(),
+      deliveries: [`${sent.id}:succeeded`, `${sent.id}:succeeded`, `${sent.id}:succeeded`],
+      attempts: 3,
+      fanouts: [off.id],
+    });
+
+    // Thirty-one days after the start, with thirty days kept.
+    clock.now = start + 31 * DAY;
+    await sweeper(srv).sweep();
+
+    expect(await rows(srv, a)).toEqual({
+      // The old messages stay: the disabled endpoint's fan-out still names them.
+      records: [...old.map((r) => r.id), recent.id].sort(),
+      deliveries: [`${sent.id}:succeeded`],
+      attempts: 1,
+      fanouts: [off.id],
+    });
+    expect(await rows(srv, b)).toEqual({
+      records: [waiting.id],
+      deliveries: [`${paused.id}:paused`],
+      attempts: 0,
+      fanouts: [],
+    });
+    const left = (await admin(srv, a, "GET", `${sent.id}/attempts`)).body.data as { deliveryId: string }[];
+    expect(left.map((x) => x.deliveryId)).toEqual([recentDelivery]);
+    expect((await admin(srv, a, "POST", `${sent.id}/deliveries/${oldDelivery}/replay`)).status).toBe(404);
+    expect((await admin(srv, a, "POST", `${sent.id}/deliveries/${recentDelivery}/replay`)).status).toBe(202);
+    expect((await admin(srv, b, "GET", `${gone.id}/attempts`)).body.data).toEqual([]);
+
+    // What was kept is still sent whole once its endpoint is enabled.
+    receiver.received.length = 0;
+    expect((await admin(srv, a, "POST", `${off.id}/enable`)).status).toBe(200);
+    expect((await admin(srv, b, "POST", `${paused.id}/enable`)).status).toBe(200);
+    while ((await loop(srv).runOnce()) > 0);
+    expect(receivedBy("off")).toEqual(old.map((r) => r.id).sort());
+    expect(receivedBy("paused")).toEqual([waiting.id]);
+    expect(receivedBy("sent")).toEqual([recent.id]);
+  });
+
+  it("keeps everything written within the retention period, and prunes nothing twice", async () => {
+    const srv = server();
+    const tenant = await newTenant(srv);
+    await endpointOf(srv, tenant, "kept");
+    const records = [withdrawal(), withdrawal(), withdrawal()];
+    await syncAt(srv, tenant, records);
+    while ((await loop(srv).runOnce()) > 0);
+    const before = await rows(srv, tenant);
+    expect(before.attempts).toBe(3);
+
+    clock.now += 29 * DAY;
+    await sweeper(srv).sweep();
+    expect(await rows(srv, tenant)).toEqual(before);
+
+    clock.now += 2 * DAY;
+    await sweeper(srv).sweep();
+    expect(await rows(srv, tenant)).toEqual({ records: [], deliveries: [], attempts: 0, fanouts: [] });
+    expect(await sweeper(srv).sweep()).toMatchObject({ attempts: 0, deliveries: 0, messages: 0 });
+  });
+
+  it("removes fan-outs left for an endpoint that no longer exists", async () => {
+    const srv = server();
+    const tenant = await newTenant(srv);
+    const endpoint = await endpointOf(srv, tenant, "deleted");
+    const kept = await endpointOf(srv, tenant, "waiting");
+    await syncAt(srv, tenant, [withdrawal()]);
+    // A sync that read the endpoint just before it was deleted writes its fan-out afterwards.
+    await srv.storage.db.deleteFrom("webhook_endpoints").where("tenant_id", "=", tenant.id).where("id", "=", endpoint.id).execute();
+    expect((await rows(srv, tenant)).fanouts.sort()).toEqual([endpoint.id, kept.id].sort());
+
+    expect((await sweeper(srv).sweep()).fanouts).toBeGreaterThanOrEqual(1);
+    expect((await rows(srv, tenant)).fanouts).toEqual([kept.id]);
+  });
+
+  it("sweeps once started, again after its interval, and stop waits for a sweep under way", async () => {
+    const srv = server();
+    const swept: unknown[] = [];
+    const sweeps = new RetentionSweeper(
+      srv.storage.db,
+      { keepDays: 30, clock: () => clock.now, firstAfterMs: 0, intervalMs: 20 },
+      (pruned) => swept.push(pruned),
+      (err) => {
+        throw err;
+      },
+    );
+    sweeps.start();
+    const until = Date.now() + 5000;
+    while (swept.length < 2 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
+    await sweeps.stop();
+    expect(swept.length).toBeGreaterThanOrEqual(2);
+    const count = swept.length;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(swept).toHaveLength(count);
+  });
+});
+
+describe("CRIBLINE_WEBHOOK_RETENTION_DAYS", () => {
+  const base = { CRIBLINE_CURSOR_SECRET: "x".repeat(32) };
+  it.each([
+    [undefined, 30],
+    ["0", 0],
+    ["7", 7],
+    ["365", 365],
+  ])("%s keeps the log %s days (0: for ever)", (raw, days) => {
+    const env = raw === undefined ? base : { ...base, CRIBLINE_WEBHOOK_RETENTION_DAYS: raw };
+    expect(loadConfig(env).webhookRetentionDays).toBe(days);
+  });
+
+  it.each(["6", "1", "-1", "30d", "2.5", "99999"])("refuses %s with a clear message", (raw) => {
+    expect(() => loadConfig({ ...base, CRIBLINE_WEBHOOK_RETENTION_DAYS: raw })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, CRIBLINE_WEBHOOK_RETENTION_DAYS: raw })).toThrow(/CRIBLINE_WEBHOOK_RETENTION_DAYS/);
+  });
+});
