@@ -7,14 +7,17 @@
  *      scenarios' parameters in that copy;
  *   3. it starts its server in a child process (so autocannon, here, does not share the
  *      server's event loop): bench/server.mjs, or the real `cribline serve --workers 2`; runs
- *      every scenario with the same connections and duration, then the webhook scenarios
- *      (webhooks.mjs: endpoints on loopback receivers in another child, bench/receiver.mjs,
- *      made for them and deleted after), reads the server's peak RSS, and stops it.
+ *      every scenario with the same connections and duration (the page scenarios in turn,
+ *      round after round), then the webhook scenarios (webhooks.mjs: endpoints on loopback
+ *      receivers in another child, bench/receiver.mjs, made for them and deleted after), with
+ *      sync with and without endpoints in alternating rounds, reads the server's peak RSS,
+ *      and stops it.
  * Configurations run one after another, never together.
  *
- * Settings (environment): BENCH_DURATION seconds per scenario (10), BENCH_WARMUP seconds of
- * unmeasured load before each read scenario (2), BENCH_CONNECTIONS (10), BENCH_SYNC_BATCHES
- * per sync scenario (40), BENCH_WEBHOOK_EVENTS single-record syncs whose webhook delay is
+ * Settings (environment): BENCH_DURATION seconds per page scenario (12), BENCH_ROUNDS (4)
+ * that the page scenarios and sync with and without endpoints are split into, BENCH_WARMUP
+ * seconds of unmeasured load before each page scenario's first round (2), BENCH_CONNECTIONS
+ * (10), BENCH_SYNC_BATCHES per sync scenario (40), BENCH_WEBHOOK_EVENTS single-record syncs whose webhook delay is
  * measured (200), BENCH_CPU_PROF=<dir> to write V8 CPU profiles of the servers,
  * BENCH_ENGINE (all, sqlite or postgres), BENCH_POSTGRES_URL (the server to use).
  * Exits 0 even when a target is missed: this is a report; it says which missed. It exits 1
@@ -46,7 +49,14 @@ import { WEBHOOK_EVENT, collectArrivals, measureDelay, startReceivers, withEndpo
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, "..");
 const settings = {
-  duration: positive("BENCH_DURATION", 10),
+  duration: positive("BENCH_DURATION", 12),
+  /**
+   * Each page scenario is loaded once per round (a share of the duration), the scenarios in
+   * turn, and so are sync with and without endpoints: a ratio compares figures taken side by
+   * side, not minutes apart on a machine whose speed drifts (the fixed page alone measured
+   * 8,154 and 12,390 req/s in two runs five minutes apart).
+   */
+  rounds: positive("BENCH_ROUNDS", 4),
   warmup: positive("BENCH_WARMUP", 2, true),
   connections: positive("BENCH_CONNECTIONS", 10),
   syncBatches: positive("BENCH_SYNC_BATCHES", 40),
@@ -86,6 +96,10 @@ const CONFIGURATIONS = [
   { id: "pg1", engine: "postgres", title: "PostgreSQL, 1 process", server: "bench" },
   { id: "pg2", engine: "postgres", title: `PostgreSQL, --workers ${PG_WORKERS}`, server: "cluster", fixedFrom: "pg1" },
 ];
+
+if (!Number.isInteger(settings.syncBatches / settings.rounds)) {
+  throw new Error(`BENCH_SYNC_BATCHES (${settings.syncBatches}) must be a multiple of BENCH_ROUNDS (${settings.rounds})`);
+}
 
 function positive(name, fallback, zeroOk = false) {
   const raw = process.env[name];
@@ -331,18 +345,42 @@ function cannon(options, onResponse) {
   });
 }
 
-/** Loads GET `path` for the configured duration (after a warm-up) with every connection. */
-async function loadPage(target, path) {
+/** Loads GET `path` for `seconds` (after `warmup` seconds unmeasured) with every connection. */
+async function loadPage(target, path, { seconds, warmup }) {
   const options = {
     url: target.baseUrl + path,
     connections: settings.connections,
     headers: { authorization: `Bearer ${target.key}` },
   };
-  if (settings.warmup > 0) await cannon({ ...options, duration: settings.warmup });
+  if (warmup > 0) await cannon({ ...options, duration: warmup });
   const started = performance.now();
-  const result = await cannon({ ...options, duration: settings.duration });
+  const result = await cannon({ ...options, duration: seconds });
   return summarise(result, (performance.now() - started) / 1000);
 }
+
+/**
+ * One scenario's rounds as one figure: the requests (and records) of every round over their
+ * time together; latency, the median of the rounds' p50 and the worst p99.
+ */
+function combineRounds(rounds) {
+  const sum = (key) => rounds.reduce((total, r) => total + (r[key] ?? 0), 0);
+  const seconds = sum("seconds");
+  const p50s = rounds.map((r) => r.p50).sort((a, b) => a - b);
+  const combined = {
+    requests: sum("requests"),
+    requestsPerSecond: sum("requests") / seconds,
+    seconds,
+    p50: p50s[Math.floor((p50s.length - 1) / 2)],
+    p99: Math.max(...rounds.map((r) => r.p99)),
+    failures: rounds.flatMap((r, i) => r.failures.map((f) => `round ${i + 1}: ${f}`)),
+    rounds: rounds.map((r) => r.recordsPerSecond ?? r.requestsPerSecond),
+  };
+  if (rounds.every((r) => r.recordsPerSecond !== undefined))
+    combined.recordsPerSecond = (sum("requests") * settings.syncBatchSize) / seconds;
+  return combined;
+}
+
+const perRound = (figures) => figures.map((f) => Math.round(f).toLocaleString("en")).join(" / ");
 
 /** Sends `amount` sync batches over `connections` connections; records/s. */
 async function loadSync(target, collection, bodies, connections, amount) {
@@ -381,6 +419,7 @@ function summarise(result, seconds) {
   return {
     requests: result["2xx"],
     requestsPerSecond: result["2xx"] / seconds,
+    seconds,
     p50: result.latency.p50,
     p99: result.latency.p99,
     failures,
@@ -448,11 +487,19 @@ async function runConfiguration(config, engine) {
     // Ids unique to the run and the configuration: every batch writes new records.
     const stamp = `${Date.now().toString(36)}${config.id}`;
     const spare = 2 * 2;
+    const batches = { count: settings.syncBatches + spare, size: settings.syncBatchSize, stamp };
+    // Sync with and without endpoints go in rounds, each round its own bodies (ids unique by `first`).
+    const inRounds = (first) => {
+      const count = settings.syncBatches / settings.rounds + spare;
+      return Array.from({ length: settings.rounds }, (_, round) =>
+        syncBodies(data.templates, { ...batches, count, first: first + round * count }),
+      );
+    };
     const bodies = {
-      sync1: syncBodies(data.templates, { count: settings.syncBatches + spare, size: settings.syncBatchSize, stamp, first: 0 }),
-      sync2: syncBodies(data.templates, { count: settings.syncBatches + spare, size: settings.syncBatchSize, stamp, first: 5000 }),
-      syncHooks: syncBodies(data.templates, { count: settings.syncBatches + spare, size: settings.syncBatchSize, stamp, first: 10000 }),
-      delay: syncBodies(data.templates, { count: settings.webhookEvents, size: 1, stamp, first: 20000 }),
+      sync1: inRounds(0),
+      sync2: syncBodies(data.templates, { ...batches, first: 100_000 }),
+      syncHooks: inRounds(200_000),
+      delay: syncBodies(data.templates, { count: settings.webhookEvents, size: 1, stamp, first: 300_000 }),
     };
 
     const cursorSecret = randomBytes(32).toString("base64url");
@@ -471,17 +518,24 @@ async function runConfiguration(config, engine) {
       log("every page scenario answers 200 with 20 items, the deep cursor included");
 
       const results = {};
+      const rounds = Object.fromEntries(pages.map((page) => [page.id, []]));
+      for (let round = 0; round < settings.rounds; round += 1) {
+        process.stdout.write(`  page scenarios, round ${round + 1} of ${settings.rounds} ...`);
+        for (const page of pages) {
+          const warmup = round === 0 ? settings.warmup : 0;
+          rounds[page.id].push(await loadPage(target, paths[page.id], { seconds: settings.duration / settings.rounds, warmup }));
+        }
+        process.stdout.write(" done\n");
+      }
       for (const page of pages) {
-        process.stdout.write(`  ${page.name} ...`);
-        results[page.id] = await loadPage(target, paths[page.id]);
-        process.stdout.write(` ${results[page.id].requestsPerSecond.toFixed(0)} req/s\n`);
+        results[page.id] = combineRounds(rounds[page.id]);
+        log(`  ${page.name}: ${results[page.id].requestsPerSecond.toFixed(0)} req/s (rounds: ${perRound(results[page.id].rounds)})`);
       }
       const rssAfterPages = server.peakRss();
-      for (const row of ROWS.filter((r) => r.kind === "sync")) {
-        process.stdout.write(`  ${row.name} ...`);
-        results[row.id] = await loadSync(target, "withdrawals", bodies[row.id], row.connections, settings.syncBatches);
-        process.stdout.write(` ${results[row.id].recordsPerSecond.toFixed(0)} records/s\n`);
-      }
+      const sync2 = ROWS.find((r) => r.id === "sync2");
+      process.stdout.write(`  ${sync2.name} ...`);
+      results.sync2 = await loadSync(target, "withdrawals", bodies.sync2, sync2.connections, settings.syncBatches);
+      process.stdout.write(` ${results.sync2.recordsPerSecond.toFixed(0)} records/s\n`);
       await runWebhookScenarios(target, bodies, results);
       const rss = server.peakRss();
       log(`peak RSS: ${mb(rss.bytes)}${rss.detail === "" ? "" : ` (${rss.detail})`}, ${mb(rssAfterPages.bytes)} before sync`);
@@ -499,8 +553,9 @@ async function runConfiguration(config, engine) {
  * after (their undelivered deliveries with them), so no other scenario runs with an endpoint:
  * the delay from a single-record sync's acknowledgement to its event at one endpoint, then
  * sync with `webhookEndpoints` endpoints (judged against sync1, with none), whose backlog
- * would otherwise be in the delay's way. A scenario that cannot run is that cell's FAIL, not
- * the configuration's error.
+ * would otherwise be in the delay's way. Sync1 runs here too, in rounds that alternate with
+ * those of sync with endpoints (each round's endpoints deleted before the next sync1 round).
+ * A scenario that cannot run is that cell's FAIL, not the configuration's error.
  */
 async function runWebhookScenarios(target, bodies, results) {
   const receivers = await startReceivers(settings.webhookEndpoints);
@@ -521,16 +576,39 @@ async function runWebhookScenarios(target, bodies, results) {
             `acknowledged events received, ${delay.duplicates} duplicate(s); sent in ${delay.sendSeconds.toFixed(1)} s\n`,
     );
 
-    process.stdout.write(`  ${hooksRow.name} ...`);
-    const hooks = await orFailure(() => syncWithEndpoints(target, receivers, bodies.syncHooks, hooksRow.connections));
-    results.syncHooks = hooks;
-    const queued = settings.webhookEndpoints * settings.syncBatches * settings.syncBatchSize;
-    process.stdout.write(
-      hooks.error !== undefined
-        ? ` failed: ${hooks.error}\n`
-        : ` ${hooks.recordsPerSecond.toFixed(0)} records/s (${hooks.received.toLocaleString("en")} of ${queued.toLocaleString("en")} ` +
-            `events received in the ${hooks.endpointSeconds.toFixed(0)} s its endpoints existed; the rest were deleted with them)\n`,
-    );
+    // Sync with no endpoint (sync1, also the reference of the absolute target) and with
+    // endpoints, in alternating rounds: the ratio compares the two side by side.
+    const syncRow = ROWS.find((row) => row.id === "sync1");
+    const plain = [];
+    const hooked = [];
+    const perBatches = settings.syncBatches / settings.rounds;
+    for (let round = 0; round < settings.rounds; round += 1) {
+      process.stdout.write(`  ${syncRow.name} / ${hooksRow.name}, round ${round + 1} of ${settings.rounds} ...`);
+      const without = await loadSync(target, "withdrawals", bodies.sync1[round], syncRow.connections, perBatches);
+      plain.push(without);
+      const hooks = await orFailure(() => syncWithEndpoints(target, receivers, bodies.syncHooks[round], hooksRow.connections, perBatches));
+      if (hooks.error !== undefined) {
+        process.stdout.write(` failed: ${hooks.error}\n`);
+        results.syncHooks = hooks;
+        break;
+      }
+      hooked.push(hooks);
+      process.stdout.write(` ${without.recordsPerSecond.toFixed(0)} / ${hooks.recordsPerSecond.toFixed(0)} records/s\n`);
+    }
+    results.sync1 = combineRounds(plain);
+    log(`  ${syncRow.name}: ${results.sync1.recordsPerSecond.toFixed(0)} records/s (rounds: ${perRound(results.sync1.rounds)})`);
+    if (results.syncHooks === undefined) {
+      const hooks = combineRounds(hooked);
+      hooks.received = hooked.reduce((total, h) => total + h.received, 0);
+      hooks.endpointSeconds = hooked.reduce((total, h) => total + h.endpointSeconds, 0);
+      results.syncHooks = hooks;
+      const queued = settings.webhookEndpoints * settings.syncBatches * settings.syncBatchSize;
+      log(
+        `  ${hooksRow.name}: ${hooks.recordsPerSecond.toFixed(0)} records/s (rounds: ${perRound(hooks.rounds)}; ` +
+          `${hooks.received.toLocaleString("en")} of ${queued.toLocaleString("en")} events received in the ` +
+          `${hooks.endpointSeconds.toFixed(0)} s its endpoints existed; the rest were deleted with them)`,
+      );
+    }
   } finally {
     await receivers.stop();
   }
@@ -541,10 +619,10 @@ async function runWebhookScenarios(target, bodies, results) {
  * delivery per endpoint in each batch's transaction, while the delivery loop sends what it can.
  * Checked by every receiver having had at least one event.
  */
-function syncWithEndpoints(target, receivers, bodies, connections) {
+function syncWithEndpoints(target, receivers, bodies, connections, batches) {
   const started = performance.now();
   return withEndpoints(target, receivers.urls, async () => {
-    const summary = await loadSync(target, "withdrawals", bodies, connections, settings.syncBatches);
+    const summary = await loadSync(target, "withdrawals", bodies, connections, batches);
     const arrivals = [];
     const everyReceiver = (all) => receivers.urls.every((_, i) => all.some((a) => a.receiver === i));
     if (!(await collectArrivals(receivers, arrivals, everyReceiver, 5000))) {
@@ -571,8 +649,9 @@ async function main() {
     `cribline bench: node ${process.version}, ${cpus.length} cores (${cpus[0]?.model ?? "unknown CPU"}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB`,
   );
   log(
-    `load: autocannon, ${settings.connections} connections, ${settings.warmup} s warm-up + ${settings.duration} s per page scenario; ` +
-      `sync: ${settings.syncBatches} batches of ${settings.syncBatchSize} per scenario; webhook delay: ${settings.webhookEvents} ` +
+    `load: autocannon, ${settings.connections} connections, ${settings.warmup} s warm-up + ${settings.duration} s per page scenario ` +
+      `in ${settings.rounds} rounds; sync: ${settings.syncBatches} batches of ${settings.syncBatchSize} per scenario ` +
+      `(with and without endpoints in ${settings.rounds} alternating rounds); webhook delay: ${settings.webhookEvents} ` +
       `single-record syncs at ${settings.webhookRate}/s; the same for every configuration`,
   );
   const runStarted = performance.now();
