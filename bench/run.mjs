@@ -41,6 +41,7 @@ import {
   ensureSqliteCache,
   postgresLookups,
   postgresServerInfo,
+  settleDisk,
   sqliteLookups,
   syncBodies,
 } from "./dataset.mjs";
@@ -134,6 +135,7 @@ const ENGINES = {
           databaseUrl: `sqlite:${copy.path}`,
           sizeBytes: statSync(copy.path).size,
           lookups: () => sqliteLookups(copy.path),
+          settle: () => settleDisk(),
           remove: async () => copy.remove(),
         };
       },
@@ -167,6 +169,7 @@ const ENGINES = {
           databaseUrl: copy.url,
           sizeBytes: copy.sizeBytes,
           lookups: () => postgresLookups(copy.url),
+          settle: () => settleDisk(base),
           remove: copy.drop,
         };
       },
@@ -501,6 +504,8 @@ async function runConfiguration(config, engine) {
       syncHooks: inRounds(200_000),
       delay: syncBodies(data.templates, { count: settings.webhookEvents, size: 1, stamp, first: 300_000 }),
     };
+
+    log(`disk: the copy's writes flushed before any load (${(await copy.settle()).toFixed(1)} s)`);
 
     const cursorSecret = randomBytes(32).toString("base64url");
     const server =

@@ -10,7 +10,8 @@
  *                          the framework's ceiling for a page of this size.
  *
  * Like every `cribline serve` process it runs the webhook delivery loop, with the same
- * options (CRIBLINE_WEBHOOKS_ALLOW_PRIVATE, which run.mjs sets: its receivers are on loopback).
+ * options (CRIBLINE_WEBHOOKS_ALLOW_PRIVATE, which run.mjs sets: its receivers are on loopback),
+ * and prunes the webhook log (CRIBLINE_WEBHOOK_RETENTION_DAYS).
  *
  * Logs go to stdout, which run.mjs points at /dev/null; the address is reported on fd 3
  * (stderr when fd 3 is not open) as one JSON line: {"url": "http://127.0.0.1:PORT"}.
@@ -29,6 +30,7 @@ import { ensureSchema } from "../dist/storage/migrate.js";
 import { tuneRuntime } from "../dist/platform/runtime.js";
 import { DeliveryLoop } from "../dist/webhooks/delivery.js";
 import { Ingestion } from "../dist/webhooks/ingestion.js";
+import { RetentionSweeper } from "../dist/webhooks/retention.js";
 
 // The same runtime policy as `cribline serve` (startServer), so the bench measures what ships.
 tuneRuntime();
@@ -51,6 +53,13 @@ const deliveries = new DeliveryLoop(storage.db, { allowPrivate: config.webhooksA
 );
 const app = await buildApp({ config, storage, cursors, deliveriesQueued: () => deliveries.wake(), ingestion });
 onDeliveryError = (err) => app.log.error({ err }, "webhook delivery failed");
+// As startServer: the webhook log is pruned now and then (its first sweep a minute after start).
+const retention =
+  config.webhookRetentionDays === 0
+    ? undefined
+    : new RetentionSweeper(storage.db, { keepDays: config.webhookRetentionDays }, undefined, (err) =>
+        app.log.error({ err }, "pruning the webhook log failed"),
+      );
 
 // The same shape as the withdrawals list's 200 response (src/lists/list.routes.ts, pageSchema).
 const FixedPage = Type.Object(
@@ -66,12 +75,13 @@ app.get("/bench/fixed-page", { schema: { hide: true, response: { 200: FixedPage 
 const url = await app.listen({ port: config.port, host: config.host });
 report({ url, pid: process.pid });
 deliveries.start();
+retention?.start();
 
 let closing = false;
 process.on("SIGTERM", () => {
   if (closing) return;
   closing = true;
-  Promise.all([app.close(), deliveries.stop()])
+  Promise.all([app.close(), deliveries.stop(), retention?.stop()])
     .then(() => storage.close())
     .then(
       () => process.exit(0),
