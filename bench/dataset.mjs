@@ -463,9 +463,8 @@ export async function copyPostgresCache(baseUrl, cacheName) {
 /**
  * Has the machine write out what building or copying a cache left in memory, before any load:
  * PostgreSQL's dirty buffers (a checkpoint, when `postgresUrl` is given), then every dirty page
- * of the file system (sync(1)). Otherwise gigabytes of fresh copies were written back while the
- * first scenarios ran: in one run, every PostgreSQL page scenario after the first few seconds
- * ran at about half the rate of a run on a cache built earlier. Returns the seconds it took.
+ * of the file system (sync(1)), so that no write-back of a cache built or copied just before
+ * runs under the load. Returns the seconds it took.
  */
 export async function settleDisk(postgresUrl) {
   const started = performance.now();
