@@ -90,12 +90,16 @@ function pruneAttempts(db: Kysely<Schema>, tenantId: number, before: number, lim
 
 function pruneDeliveries(db: Kysely<Schema>, tenantId: number, endpointId: string, before: number, limit: number): Promise<number> {
   // A delivery's id begins with the time its message was written: only those written before
-  // the cut-off can have been last changed before it.
+  // the cut-off can have been last changed before it. The status is checked again on the rows
+  // deleted: on PostgreSQL a replay that commits meanwhile makes the row pending, and the
+  // delete then passes it by instead of losing the replay.
   return deleteWhere(db, (trx) =>
     trx
       .deleteFrom("webhook_deliveries")
       .where("tenant_id", "=", tenantId)
       .where("endpoint_id", "=", endpointId)
+      .where("status", "in", ENDED)
+      .where("updated_at", "<", before)
       .where("id", "in", (eb) =>
         eb
           .selectFrom("webhook_deliveries")
