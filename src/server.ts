@@ -9,7 +9,7 @@ import { ensureSchema } from "./storage/migrate.js";
 import { seedDemoOnFirstStart, type DemoResult } from "./demo/demo.service.js";
 import { DeliveryLoop } from "./webhooks/delivery.js";
 import { Ingestion, type Siblings } from "./webhooks/ingestion.js";
-import { RetentionSweeper } from "./webhooks/retention.js";
+import { RetentionSweeper, type RetentionOptions } from "./webhooks/retention.js";
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -31,6 +31,8 @@ export interface StartOptions {
   seedDemo?: boolean;
   /** Sibling processes on this machine (workers.ts), whose syncs this process's webhooks give way to too. */
   siblings?: Siblings;
+  /** When and against which clock the webhook log is pruned (tests); how long it is kept comes from config. */
+  retention?: Partial<Omit<RetentionOptions, "keepDays">>;
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
@@ -67,7 +69,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       ? undefined
       : new RetentionSweeper(
           storage.db,
-          { keepDays: config.webhookRetentionDays },
+          { ...options.retention, keepDays: config.webhookRetentionDays },
           (pruned) => {
             if (Object.values(pruned).some((n) => n > 0))
               app.log.info({ pruned, keepDays: config.webhookRetentionDays }, "webhook log pruned");
