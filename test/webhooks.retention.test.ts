@@ -183,6 +183,30 @@ describe("webhook log retention", () => {
     expect((await rows(srv, tenant)).fanouts).toEqual([kept.id]);
   });
 
+  it("ends a sweep under way at its next pause when stopped; the next sweep deletes the rest", async () => {
+    const srv = server();
+    const tenant = await newTenant(srv);
+    await endpointOf(srv, tenant, "many");
+    await syncAt(
+      srv,
+      tenant,
+      Array.from({ length: 30 }, () => withdrawal()),
+    );
+    while ((await loop(srv).runOnce()) > 0);
+    expect((await rows(srv, tenant)).attempts).toBe(30);
+    clock.now += 31 * DAY;
+
+    const stopped = sweeper(srv);
+    const sweeping = stopped.sweep();
+    await stopped.stop();
+    const first = await sweeping;
+    expect(first.attempts).toBeLessThan(30);
+    expect((await rows(srv, tenant)).attempts).toBe(30 - first.attempts);
+
+    await sweeper(srv).sweep();
+    expect(await rows(srv, tenant)).toEqual({ records: [], deliveries: [], attempts: 0, fanouts: [] });
+  });
+
   it("sweeps once started, again after its interval, and stop waits for a sweep under way", async () => {
     const srv = server();
     const swept: unknown[] = [];

@@ -27,40 +27,46 @@ export interface PruneOptions {
   before: number;
   /** Rows per statement and transaction, so that writers wait for no long delete. */
   chunk: number;
-  /** Awaited between transactions: the place to let requests in. */
-  pause: () => Promise<void>;
+  /** Awaited between transactions, the place to let requests in; false ends the sweep there. */
+  pause: () => Promise<boolean>;
 }
 
 const ENDED = ["succeeded", "failed"] as const;
 
+/** Returns what it deleted, also when told to end early (the rest goes at the next sweep). */
 export async function pruneWebhookLog(db: Kysely<Schema>, options: PruneOptions): Promise<Pruned> {
   const pruned: Pruned = { attempts: 0, deliveries: 0, messages: 0, fanouts: 0 };
+  let going = true;
+  // Once a pause says to end, every later step ends at once.
+  const sweep: PruneOptions = { ...options, pause: async () => (going &&= await options.pause()) };
   const tenants = await db.selectFrom("tenants").select("id").orderBy("id").execute();
   for (const { id: tenantId } of tenants) {
+    if (!(await sweep.pause())) break;
     pruned.fanouts += await pruneOrphanFanouts(db, tenantId);
-    pruned.attempts += await inChunks(options, (limit) => pruneAttempts(db, tenantId, options.before, limit));
+    pruned.attempts += await inChunks(sweep, (limit) => pruneAttempts(db, tenantId, options.before, limit));
     const endpoints = await db.selectFrom("webhook_endpoints").select("id").where("tenant_id", "=", tenantId).execute();
     for (const { id: endpointId } of endpoints) {
-      pruned.deliveries += await inChunks(options, (limit) => pruneDeliveries(db, tenantId, endpointId, options.before, limit));
+      if (!going) break;
+      pruned.deliveries += await inChunks(sweep, (limit) => pruneDeliveries(db, tenantId, endpointId, options.before, limit));
     }
+    if (!going) break;
     pruned.messages += await pruneMessages(
       db,
       tenantId,
       endpoints.map((e) => e.id),
-      options,
+      sweep,
     );
   }
   return pruned;
 }
 
-/** Runs `step` until it deletes fewer than a chunk; returns how many it deleted in all. */
+/** Runs `step` until it deletes fewer than a chunk or a pause ends it; returns how many it deleted. */
 async function inChunks(options: PruneOptions, step: (limit: number) => Promise<number>): Promise<number> {
   let total = 0;
   for (;;) {
     const deleted = await step(options.chunk);
     total += deleted;
-    if (deleted < options.chunk) return total;
-    await options.pause();
+    if (deleted < options.chunk || !(await options.pause())) return total;
   }
 }
 
@@ -170,9 +176,8 @@ async function pruneMessages(db: Kysely<Schema>, tenantId: number, endpointIds: 
       }
       return deleted;
     });
-    if (candidates.length < options.chunk) return total;
+    if (candidates.length < options.chunk || !(await options.pause())) return total;
     after = candidates[candidates.length - 1]!.id;
-    await options.pause();
   }
 }
 

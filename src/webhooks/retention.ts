@@ -38,6 +38,8 @@ export class RetentionSweeper {
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<unknown> = Promise.resolve();
   private stopped = true;
+  /** Set by stop: a sweep under way ends at its next pause. */
+  private ending = false;
 
   constructor(
     private readonly db: Kysely<Schema>,
@@ -48,7 +50,10 @@ export class RetentionSweeper {
     this.options = { ...DEFAULT_RETENTION_OPTIONS, ...options };
   }
 
-  /** Deletes what is older than the retention period now; resolves with what went. */
+  /**
+   * Deletes what is older than the retention period now; resolves with what went. Once stop()
+   * is called it ends at its next pause, between two short transactions.
+   */
   sweep(): Promise<Pruned> {
     const { keepDays, clock, chunk } = this.options;
     const swept = pruneWebhookLog(this.db, {
@@ -56,6 +61,7 @@ export class RetentionSweeper {
       chunk,
       pause: async () => {
         await yieldToRequests();
+        return !this.ending;
       },
     });
     this.sweeping = swept.catch(() => undefined);
@@ -64,12 +70,14 @@ export class RetentionSweeper {
 
   start(): void {
     this.stopped = false;
+    this.ending = false;
     this.schedule(this.options.firstAfterMs);
   }
 
-  /** Stops sweeping; resolves once a sweep under way has ended. */
+  /** Stops sweeping; resolves once a sweep under way has ended (at its next pause). */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.ending = true;
     clearTimeout(this.timer);
     await this.sweeping;
   }
