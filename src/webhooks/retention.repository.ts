@@ -163,22 +163,22 @@ async function pruneMessages(db: Kysely<Schema>, tenantId: number, endpointIds: 
       .limit(sql.lit(options.chunk))
       .execute();
     const unnamed = candidates.map((m) => m.id).filter((id) => !named.has(id));
-    total += await relaxedTransaction(db, async (trx: Transaction<Schema>) => {
-      let deleted = 0;
-      // Runs of a few fixed sizes: each size is one statement text (one prepared statement).
-      for (const part of fixedChunks(unnamed)) {
-        const result = await trx
-          .deleteFrom("webhook_messages")
-          .where("tenant_id", "=", tenantId)
-          .where("id", "in", part)
-          .executeTakeFirst();
-        deleted += Number(result.numDeletedRows);
-      }
-      return deleted;
-    });
+    if (unnamed.length > 0) total += await deleteMessages(db, tenantId, unnamed);
     if (candidates.length < options.chunk || !(await options.pause())) return total;
     after = candidates[candidates.length - 1]!.id;
   }
+}
+
+function deleteMessages(db: Kysely<Schema>, tenantId: number, ids: readonly string[]): Promise<number> {
+  return relaxedTransaction(db, async (trx: Transaction<Schema>) => {
+    let deleted = 0;
+    // Runs of a few fixed sizes: each size is one statement text (one prepared statement).
+    for (const part of fixedChunks(ids)) {
+      const result = await trx.deleteFrom("webhook_messages").where("tenant_id", "=", tenantId).where("id", "in", part).executeTakeFirst();
+      deleted += Number(result.numDeletedRows);
+    }
+    return deleted;
+  });
 }
 
 /** Fan-outs of endpoints that no longer exist (a sync that read one just before it was deleted). */
