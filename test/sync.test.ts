@@ -6,6 +6,9 @@ import { request as httpRequest } from "node:http";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { EVENT_FIELD, FACTORIES, MASTER_COLLECTIONS, TRANSACTION_COLLECTIONS, returnRecord, withdrawal } from "./support/factories.js";
+import { COLLECTIONS } from "../src/collections/registry.js";
+import { toStoredContent } from "../src/collections/record.js";
+import { writeBatch } from "../src/sync/sync.repository.js";
 import { get, newTenant, readAll, request, sync, useServer, type Reply, type TestTenant } from "./support/harness.js";
 
 const server = useServer();
@@ -105,6 +108,7 @@ function sentFields(record: Rec): Rec {
 describe.each(ALL)("POST /v1/sync/%s", (collection) => {
   const make = FACTORIES[collection]!;
   const name = nameField(collection);
+  const definition = COLLECTIONS.find((c) => c.name === collection)!;
 
   it("answers created, updated and unchanged counts", async () => {
     const tenant = await newTenant(server());
@@ -238,6 +242,23 @@ describe.each(ALL)("POST /v1/sync/%s", (collection) => {
     expect(reply.body).toEqual({ created: 1000, updated: 0, unchanged: 0 });
     const items = await listAll(tenant, collection);
     expect(new Set(items.map((r) => r.id))).toEqual(new Set(batch.map((r) => r.id)));
+  });
+
+  it("keeps nothing of a batch whose insert fails after hundreds of rows were written", async () => {
+    const tenant = await newTenant(server());
+    const stored = make({ id: "stored" });
+    await sync(server(), tenant, collection, [stored]);
+    const before = await listAll(tenant, collection);
+    const contents = Array.from({ length: 1000 }, () => toStoredContent(definition, make()));
+    // Past the first 500-row statement, a row the database refuses (a constraint that the
+    // API's validation keeps any request from breaking): the 700 rows before it were written.
+    contents[700] = { ...contents[700]!, name_key: null as unknown as string };
+    await expect(writeBatch(server().storage.db, definition, tenant.id, contents)).rejects.toThrow(/NOT NULL|null value/i);
+    expect(await listAll(tenant, collection)).toEqual(before);
+    // Nothing is left half done: the same records, valid, are all created afterwards.
+    contents[700] = toStoredContent(definition, make());
+    const outcome = await writeBatch(server().storage.db, definition, tenant.id, contents);
+    expect([outcome.created.length, outcome.unchanged]).toEqual([1000, 0]);
   });
 
   it("returns createdAt (and updatedAt) in UTC with milliseconds", async () => {
