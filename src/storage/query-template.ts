@@ -5,7 +5,7 @@
  * value goes; each call then only fills the values in. The SQL is still Kysely's, written
  * once for every engine.
  */
-import { CompiledQuery, sql, type Compilable, type Kysely, type Transaction } from "kysely";
+import { CompiledQuery, type Compilable, type Kysely, type Transaction } from "kysely";
 import { engineOf } from "./engine.js";
 
 /** Stands for a value while a template is compiled; the compiled parameters name it. */
@@ -83,19 +83,16 @@ export function fixedChunks<T>(items: readonly T[]): T[][] {
 const inserts = new QueryTemplates<never>();
 
 /**
- * Inserts rows given as their values in `columns` order inside the caller's transaction,
- * which must end in a rollback if this throws.
+ * Inserts rows given as their values in `columns` order, as few statements of fixed shapes
+ * (see fixedChunks), inside the caller's transaction, which must end in a rollback if this
+ * throws.
  *
- * SQLite: as few statements of fixed shapes as fixedChunks makes, each `INSERT OR FAIL`. A
- * statement that writes many rows and may abort halfway otherwise keeps a statement journal,
- * a copy of every page it changes so that it alone can be undone, and that copying took a
- * fifth of the write of a 1,000-record sync batch (78 ms, 63 without). With FAIL a constraint
- * error still ends the statement with an error, but leaves the rows it wrote before; the
- * caller's transaction, rolled back on that error, takes them away with the rest.
- *
- * PostgreSQL: one statement whatever the number of rows, each column sent as one array and
- * the rows made by `unnest`. Binding a value per row and column cost more than the insert:
- * 1,000 webhook messages took 14.5 ms as two 500-row statements, 8.5 ms as arrays.
+ * On SQLite each statement is `INSERT OR FAIL`: a statement that writes many rows and may
+ * abort halfway otherwise keeps a statement journal, a copy of every page it changes so that
+ * it alone can be undone, and that copying took a fifth of the write of a 1,000-record sync batch (78 ms, 63 without).
+ * With FAIL a constraint error still ends the statement with an error, but leaves the rows it
+ * wrote before; the caller's transaction, rolled back on that error, takes them away with the
+ * rest. (PostgreSQL undoes a failed statement without such a copy; it has no OR clause.)
  */
 export async function insertMany(
   trx: Transaction<any>,
@@ -103,44 +100,17 @@ export async function insertMany(
   columns: readonly string[],
   rows: readonly unknown[][],
 ): Promise<void> {
-  if (rows.length === 0) return;
-  if (engineOf(trx) === "postgres") {
-    const types = await columnTypes(trx, table);
-    const arrays = columns.map((column, c) => {
-      const type = types.get(column);
-      if (type === undefined) throw new Error(`insertMany: table ${table} has no column ${column}`);
-      return sql`${rows.map((row) => row[c])}::${sql.raw(`${type}[]`)}`;
-    });
-    await sql`insert into ${sql.table(table)} (${sql.join(columns.map((column) => sql.ref(column)))}) select * from unnest(${sql.join(arrays)})`.execute(
-      trx,
-    );
-    return;
-  }
   const width = columns.length;
+  const sqlite = engineOf(trx) === "sqlite";
   for (const part of fixedChunks(rows)) {
-    const query = inserts.fill(trx, `${table}:insert:${part.length}`, part.flat(), (s) =>
-      trx
-        .insertInto(table)
-        .orFail()
-        .values(part.map((_, r) => Object.fromEntries(columns.map((column, c) => [column, s[r * width + c]])))),
-    );
+    const query = inserts.fill(trx, `${table}:insert:${part.length}`, part.flat(), (s) => {
+      const insert = trx.insertInto(table);
+      return (sqlite ? insert.orFail() : insert).values(
+        part.map((_, r) => Object.fromEntries(columns.map((column, c) => [column, s[r * width + c]]))),
+      );
+    });
     await trx.executeQuery(query);
   }
-}
-
-/** The PostgreSQL types of a table's columns by name, read from the catalog once per table. */
-const typesByTable = new Map<string, ReadonlyMap<string, string>>();
-
-async function columnTypes(trx: Transaction<any>, table: string): Promise<ReadonlyMap<string, string>> {
-  let types = typesByTable.get(table);
-  if (types === undefined) {
-    const { rows } = await sql<{ name: string; type: string }>`
-      select attname as name, format_type(atttypid, atttypmod) as type
-      from pg_attribute where attrelid = ${table}::regclass and attnum > 0 and not attisdropped`.execute(trx);
-    types = new Map(rows.map((row) => [row.name, row.type]));
-    typesByTable.set(table, types);
-  }
-  return types;
 }
 
 function slotName(parameter: unknown, shape: string): string {
