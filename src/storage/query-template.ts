@@ -89,10 +89,11 @@ const inserts = new QueryTemplates<never>();
  *
  * On SQLite each statement is `INSERT OR FAIL`: a statement that writes many rows and may
  * abort halfway otherwise keeps a statement journal, a copy of every page it changes so that
- * it alone can be undone, and that copying took a fifth of the write of a 1,000-record sync batch (78 ms, 63 without).
- * With FAIL a constraint error still ends the statement with an error, but leaves the rows it
- * wrote before; the caller's transaction, rolled back on that error, takes them away with the
- * rest. (PostgreSQL undoes a failed statement without such a copy; it has no OR clause.)
+ * it alone can be undone, and that copying took a fifth of the write of a 1,000-record sync
+ * batch (78 ms, 63 without). With FAIL a constraint error still ends the statement with an
+ * error, but leaves the rows it wrote before; the caller's transaction, rolled back on that
+ * error, takes them away with the rest. (PostgreSQL undoes a failed statement without such a
+ * copy; it has no OR clause.)
  */
 export async function insertMany(
   trx: Transaction<any>,
