@@ -227,6 +227,29 @@ describe("listing webhook endpoints", () => {
     expect((await call(mine, "GET", `${BASE}/${endpoint.id}`)).body.enabled).toBe(true);
   });
 
+  it.each(["%00", "we_a%00b", "we_%E2%80%8F", "we_%F0%9F%94%91", "we%20x", "x".repeat(101)])(
+    "answers 404, never 500, for the path id %s, which no endpoint or delivery can have",
+    async (bad) => {
+      const tenant = await newTenant(server());
+      const endpoint = await create(tenant);
+      const range = { since: "2026-11-01T00:00:00Z", until: "2026-11-30T00:00:00Z" };
+      for (const [method, path, body] of [
+        ["GET", `${BASE}/${bad}`],
+        ["DELETE", `${BASE}/${bad}`],
+        ["POST", `${BASE}/${bad}/disable`],
+        ["POST", `${BASE}/${bad}/enable`],
+        ["POST", `${BASE}/${bad}/rotate-secret`],
+        ["GET", `${BASE}/${bad}/attempts`],
+        ["POST", `${BASE}/${bad}/replay`, range],
+        ["POST", `${BASE}/${bad}/deliveries/dlv_x/replay`],
+        ["POST", `${BASE}/${endpoint.id}/deliveries/${bad}/replay`],
+      ] as const) {
+        expectProblem(await call(tenant, method, path, body), 404, "not_found");
+      }
+      expect((await call(tenant, "GET", `${BASE}/${endpoint.id}`)).body.enabled).toBe(true);
+    },
+  );
+
   it.each<[string, string]>([
     ["limit=0", "invalid_limit"],
     ["limit=101", "invalid_limit"],

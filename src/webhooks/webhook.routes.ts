@@ -137,6 +137,23 @@ function notFound(id: string): ApiError {
   return new ApiError("not_found", `no webhook endpoint with id ${JSON.stringify(id.slice(0, 100))}`);
 }
 
+/** What an endpoint's or a delivery's id is made of (see newId in outbox.ts, insertEndpoint). */
+const ID_ALPHABET = /^[A-Za-z0-9_-]{1,100}$/;
+
+/**
+ * An id in the path that cribline could not have made names nothing: 404 before any query.
+ * PostgreSQL cannot even compare text holding a NUL (`%00`), and answered 500.
+ */
+async function knownIds(request: FastifyRequest): Promise<void> {
+  const { id, deliveryId } = request.params as { id?: string; deliveryId?: string };
+  if (id !== undefined && !ID_ALPHABET.test(id)) throw notFound(id);
+  if (deliveryId !== undefined && !ID_ALPHABET.test(deliveryId)) throw noDelivery(id ?? "", deliveryId);
+}
+
+function noDelivery(endpointId: string, deliveryId: string): ApiError {
+  return new ApiError("not_found", `endpoint ${endpointId} has no delivery with id ${JSON.stringify(deliveryId.slice(0, 100))}`);
+}
+
 function found<T>(value: T | undefined, id: string): T {
   if (value === undefined) throw notFound(id);
   return value;
@@ -213,6 +230,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, { storage, curso
     byId,
     {
       onRequest: admin,
+      preHandler: knownIds,
       schema: {
         tags: TAGS,
         summary: "Read a webhook endpoint",
@@ -228,6 +246,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, { storage, curso
     byId,
     {
       onRequest: admin,
+      preHandler: knownIds,
       schema: {
         tags: TAGS,
         summary: "Delete a webhook endpoint",
@@ -256,6 +275,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, { storage, curso
       `${byId}/${action}`,
       {
         onRequest: admin,
+        preHandler: knownIds,
         schema: {
           tags: TAGS,
           summary,
@@ -277,6 +297,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, { storage, curso
     `${byId}/rotate-secret`,
     {
       onRequest: admin,
+      preHandler: knownIds,
       schema: {
         tags: TAGS,
         summary: "Rotate an endpoint's signing secret",
@@ -306,6 +327,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, { storage, curso
     `${byId}/attempts`,
     {
       onRequest: admin,
+      preHandler: knownIds,
       schema: {
         tags: TAGS,
         summary: "List an endpoint's delivery attempts",
@@ -344,6 +366,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, { storage, curso
     `${byId}/deliveries/:deliveryId/replay`,
     {
       onRequest: admin,
+      preHandler: knownIds,
       schema: {
         tags: TAGS,
         summary: "Replay one delivery",
@@ -359,7 +382,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, { storage, curso
       const { id, deliveryId } = request.params;
       await enabledEndpoint(request, id);
       if (!(await replayDelivery(db, tenantOf(request), id, deliveryId, clock()))) {
-        throw new ApiError("not_found", `endpoint ${id} has no delivery with id ${JSON.stringify(deliveryId.slice(0, 100))}`);
+        throw noDelivery(id, deliveryId);
       }
       return reply.code(202).send({ replayed: 1 });
     },
@@ -369,6 +392,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, { storage, curso
     `${byId}/replay`,
     {
       onRequest: admin,
+      preHandler: knownIds,
       schema: {
         tags: TAGS,
         summary: "Replay the failed deliveries of a time range",
