@@ -4,8 +4,10 @@
  * deliveries, fan-outs of a disabled endpoint) stays with its message, and is sent whole when
  * its endpoint is enabled. Observed through the admin API and the receiver; the clock is injected.
  */
+import type { KyselyPlugin, RootOperationNode } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/platform/config.js";
+import { openStorage } from "../src/storage/database.js";
 import { DeliveryLoop, expandFanouts } from "../src/webhooks/delivery.js";
 import { insertEndpoint, type NewEndpoint } from "../src/webhooks/endpoint.repository.js";
 import { RetentionSweeper } from "../src/webhooks/retention.js";
@@ -167,6 +169,70 @@ describe("webhook log retention", () => {
     await sweeper(srv).sweep();
     expect(await rows(srv, tenant)).toEqual({ records: [], deliveries: [], attempts: 0, fanouts: [] });
     expect(await sweeper(srv).sweep()).toMatchObject({ attempts: 0, deliveries: 0, messages: 0 });
+  });
+
+  it("keeps the messages of a fan-out made deliveries while the sweep reads what names them", async () => {
+    const srv = server();
+    const tenant = await newTenant(srv);
+    const late = await endpointOf(srv, tenant, "late");
+    const old = withdrawal();
+    await syncAt(srv, tenant, [old]);
+    // Disabled before its fan-out was made deliveries, enabled again long after.
+    expect((await admin(srv, tenant, "POST", `${late.id}/disable`)).status).toBe(200);
+    clock.now += 40 * DAY;
+    expect((await admin(srv, tenant, "POST", `${late.id}/enable`)).status).toBe(200);
+
+    // Another process expands the fan-out right after the sweep's first read of what names the
+    // old messages, fan-outs or deliveries (whichever it reads first).
+    const other = await openStorage(srv.config.database);
+    let expanded = false;
+    const namesRead = (node: RootOperationNode) =>
+      node.kind === "SelectQueryNode" && /"(message_id|message_ids)"/.test(JSON.stringify(node.selections ?? []));
+    const reads = new Set<unknown>();
+    const racing: KyselyPlugin = {
+      transformQuery({ node, queryId }) {
+        if (namesRead(node)) reads.add(queryId);
+        return node;
+      },
+      async transformResult({ result, queryId }) {
+        if (reads.has(queryId) && !expanded) {
+          expanded = true;
+          await other.db.transaction().execute((trx) => expandFanouts(trx, tenant.id, late.id, clock.now, 10));
+        }
+        return result;
+      },
+    };
+    try {
+      const sweeps = new RetentionSweeper(srv.storage.db.withPlugin(racing), { keepDays: 30, clock: () => clock.now, chunk: 2 });
+      await sweeps.sweep();
+    } finally {
+      await other.close();
+    }
+    expect(expanded).toBe(true);
+    expect(await rows(srv, tenant)).toMatchObject({ records: [old.id], deliveries: [`${late.id}:pending`], fanouts: [] });
+    receiver.received.length = 0;
+    while ((await loop(srv).runOnce()) > 0);
+    expect(receivedBy("late")).toEqual([old.id]);
+  });
+
+  it("fails a delivery whose message is gone, once and logged, instead of taking it again every lease", async () => {
+    const srv = server();
+    const tenant = await newTenant(srv);
+    const endpoint = await endpointOf(srv, tenant, "orphan");
+    await syncAt(srv, tenant, [withdrawal()]);
+    await srv.storage.db.transaction().execute((trx) => expandFanouts(trx, tenant.id, endpoint.id, clock.now, 10));
+    await srv.storage.db.deleteFrom("webhook_messages").where("tenant_id", "=", tenant.id).execute();
+    receiver.received.length = 0;
+
+    expect(await loop(srv).runOnce()).toBe(1);
+    clock.now += 2 * 60 * 1000; // past any lease
+    expect(await loop(srv).runOnce()).toBe(0);
+    expect(receivedBy("orphan")).toEqual([]);
+    expect((await rows(srv, tenant)).deliveries).toEqual([`${endpoint.id}:failed`]);
+    const attempts = (await admin(srv, tenant, "GET", `${endpoint.id}/attempts`)).body.data as { error: string; nextAttemptAt: unknown }[];
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]).toMatchObject({ nextAttemptAt: null });
+    expect(attempts[0]!.error).toMatch(/no longer kept/);
   });
 
   it("removes fan-outs left for an endpoint that no longer exists", async () => {

@@ -384,8 +384,8 @@ interface Outcome {
   taken: Taken;
   eventType: string;
   result: SendResult;
-  /** The endpoint was deleted since the delivery was taken. */
-  gone: boolean;
+  /** No later attempt could do better (the endpoint or the message is gone): the delivery fails now. */
+  final: boolean;
   /** When the attempt ended. */
   at: number;
 }
@@ -394,7 +394,12 @@ interface Outcome {
 async function send(taken: Taken, round: Loaded, options: DeliveryOptions): Promise<Outcome> {
   const message = round.messages.get(keyOf(taken.tenant_id, taken.message_id));
   const endpoint = round.endpoints.get(keyOf(taken.tenant_id, taken.endpoint_id));
-  if (message?.payload == null) throw new Error(`delivery ${taken.id} has no message ${taken.message_id}`);
+  if (message?.payload == null) {
+    // Not kept any more (nothing should prune what a delivery names: see pruneMessages): it
+    // fails and is logged, rather than being taken again every lease for ever.
+    const result = { error: `its message ${taken.message_id} is no longer kept`, durationMs: 0 };
+    return { taken, eventType: message?.type ?? "unknown", result, final: true, at: options.clock() };
+  }
   const sentAt = options.clock();
   let result: SendResult;
   if (endpoint === undefined) {
@@ -405,7 +410,7 @@ async function send(taken: Taken, round: Loaded, options: DeliveryOptions): Prom
     const headers = webhookHeaders(secrets, taken.message_id, Math.floor(sentAt / SECOND), message.payload);
     result = await post(endpoint.url, headers, message.payload, options);
   }
-  return { taken, eventType: message.type, result, gone: endpoint === undefined, at: options.clock() };
+  return { taken, eventType: message.type, result, final: endpoint === undefined, at: options.clock() };
 }
 
 /** Outcomes recorded in one transaction at most. */
@@ -478,9 +483,9 @@ async function record(trx: Transaction<Schema>, outcomes: readonly Outcome[], ra
   const gone: Outcome[] = [];
   // settle locks the deliveries in key order; here any order will do.
   for (const outcome of outcomes) {
-    const { taken, eventType, result, gone: deleted, at } = outcome;
+    const { taken, eventType, result, final, at } = outcome;
     const succeeded = result.status !== undefined && result.status >= 200 && result.status < 300;
-    const next = succeeded || deleted || result.status === 410 ? undefined : nextAttemptAt(taken.attempts, at, result, random);
+    const next = succeeded || final || result.status === 410 ? undefined : nextAttemptAt(taken.attempts, at, result, random);
     settled.push({ taken, status: succeeded ? "succeeded" : next === undefined ? "failed" : "pending", next: next ?? null, at });
     attempts.push([
       taken.tenant_id,

@@ -131,15 +131,9 @@ function pruneDeliveries(db: Kysely<Schema>, tenantId: number, endpointId: strin
 async function pruneMessages(db: Kysely<Schema>, tenantId: number, endpointIds: readonly string[], options: PruneOptions): Promise<number> {
   const named = new Set<string>();
   for (const endpointId of endpointIds) {
-    const deliveries = await db
-      .selectFrom("webhook_deliveries")
-      .select("message_id")
-      .where("tenant_id", "=", tenantId)
-      .where("endpoint_id", "=", endpointId)
-      .where("id", "<", idTime(DELIVERY_ID_PREFIX, options.before))
-      .execute();
-    for (const { message_id } of deliveries) named.add(message_id);
-    // Fan-outs too carry the time of their messages (outbox.ts).
+    // Fan-outs first, then deliveries: the delivery loop turns a fan-out into deliveries in one
+    // commit (expandFanouts), and a commit between the two reads must not hide its names from
+    // both. Read in this order, a fan-out gone by the second read left its deliveries for it.
     const fanouts = await db
       .selectFrom("webhook_fanouts")
       .select("message_ids")
@@ -148,6 +142,14 @@ async function pruneMessages(db: Kysely<Schema>, tenantId: number, endpointIds: 
       .where("id", "<", idTime(FANOUT_ID_PREFIX, options.before))
       .execute();
     for (const { message_ids } of fanouts) for (const id of message_ids.split(" ")) named.add(id);
+    const deliveries = await db
+      .selectFrom("webhook_deliveries")
+      .select("message_id")
+      .where("tenant_id", "=", tenantId)
+      .where("endpoint_id", "=", endpointId)
+      .where("id", "<", idTime(DELIVERY_ID_PREFIX, options.before))
+      .execute();
+    for (const { message_id } of deliveries) named.add(message_id);
   }
 
   let total = 0;
