@@ -494,6 +494,34 @@ describe("replaying deliveries", () => {
     expect(receiver.received.map((r) => r.headers["webhook-id"])).toEqual([webhookId, webhookId]);
   });
 
+  it("keeps a replay accepted while the last attempt is under way: the attempt's failure does not undo it", async () => {
+    const tenant = await tenantWithCleanSlate();
+    const endpoint = await create(tenant);
+    const record = withdrawal();
+    await syncAt(tenant, "withdrawals", [record]);
+    receiver.answers = RETRY_DELAYS_MS.map(() => 500);
+    for (const delay of RETRY_DELAYS_MS) {
+      expect(await deliver()).toBe(1);
+      clock.now += delay * 1.5;
+    }
+    const [attempt] = (await call(tenant, "GET", `${BASE}/${endpoint.id}/attempts`)).body.data;
+
+    // The last attempt hangs (then times out); the replay comes while it is under way.
+    receiver.received.length = 0;
+    receiver.answers = ["hang"];
+    const last = deliver();
+    while (receiver.received.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect((await call(tenant, "POST", `${BASE}/${endpoint.id}/deliveries/${attempt.deliveryId}/replay`)).status).toBe(202);
+    expect(await last).toBe(1);
+
+    receiver.received.length = 0;
+    expect(await deliver()).toBe(1);
+    expect(receiver.received.map((r) => JSON.parse(r.body).data.id)).toEqual([record.id]);
+    const attempts = (await call(tenant, "GET", `${BASE}/${endpoint.id}/attempts?limit=100`)).body.data;
+    expect(attempts).toHaveLength(RETRY_DELAYS_MS.length + 2);
+    expect(attempts[0]).toMatchObject({ status: "succeeded", responseCode: 200 });
+  });
+
   it("replays the failed deliveries of a time range, and only those", async () => {
     const tenant = await tenantWithCleanSlate();
     const endpoint = await create(tenant);

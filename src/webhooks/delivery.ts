@@ -457,17 +457,24 @@ async function settle(trx: Transaction<Schema>, settled: readonly Settled[]): Pr
           sql`select 1 from webhook_deliveries where ${keysIn(["tenant_id", "endpoint_id", "id"], slots)} order by tenant_id, endpoint_id, id for update`,
       );
     }
-    const outcomes = part.map(({ taken: t, status, next, at }) => [t.tenant_id, t.endpoint_id, t.id, status, next, at]);
+    const outcomes = part.map(({ taken: t, status, next, at }) => [t.tenant_id, t.endpoint_id, t.id, status, next, at, t.attempts]);
     await overRows(trx, "settle", outcomes, (slots) => {
       // Typed values: PostgreSQL would read untyped ones as text.
       const rows = slots.map(
-        ([tenant, endpoint, id, status, next, at]) =>
-          sql`(cast(${tenant} as integer), cast(${endpoint} as text), cast(${id} as text), cast(${status} as text), cast(${next} as bigint), cast(${at} as bigint))`,
+        ([tenant, endpoint, id, status, next, at, attempts]) =>
+          sql`(cast(${tenant} as integer), cast(${endpoint} as text), cast(${id} as text), cast(${status} as text), cast(${next} as bigint), cast(${at} as bigint), cast(${attempts} as integer))`,
       );
+      // Only a delivery still as this attempt took it (its count of attempts unchanged) takes the
+      // outcome. One replayed meanwhile (count 0) keeps its fresh schedule and only loses this
+      // lease, so that it goes at once; one taken again after this lease ran out is left alone.
       return sql`update webhook_deliveries
-        set status = v.column4, next_attempt_at = v.column5, lease_until = null, updated_at = v.column6
+        set status = case when webhook_deliveries.attempts = v.column7 then v.column4 else webhook_deliveries.status end,
+          next_attempt_at = case when webhook_deliveries.attempts = v.column7 then v.column5 else webhook_deliveries.next_attempt_at end,
+          updated_at = case when webhook_deliveries.attempts = v.column7 then v.column6 else webhook_deliveries.updated_at end,
+          lease_until = null
         from (values ${sql.join(rows)}) as v
-        where webhook_deliveries.tenant_id = v.column1 and webhook_deliveries.endpoint_id = v.column2 and webhook_deliveries.id = v.column3`;
+        where webhook_deliveries.tenant_id = v.column1 and webhook_deliveries.endpoint_id = v.column2 and webhook_deliveries.id = v.column3
+          and (webhook_deliveries.attempts = v.column7 or webhook_deliveries.attempts = 0)`;
     });
   }
 }
