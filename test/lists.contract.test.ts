@@ -311,7 +311,7 @@ describe.each(TRANSACTION_COLLECTIONS)("time window on GET /v1/%s", (collection)
     }
   });
 
-  it.each(["GET /x1", "POST ", "PUT ", "DELETE ", "PATCH ", "PUT /x1", "DELETE /x1", "POST /x1"])(
+  it.each(["GET /x1", "POST ", "PUT ", "DELETE ", "PATCH ", "OPTIONS ", "PUT /x1", "DELETE /x1", "POST /x1", "OPTIONS /x1"])(
     "answers %s with 405 and Allow",
     async (call) => {
       const [method, suffix] = call.split(" ") as [string, string];
@@ -323,6 +323,38 @@ describe.each(TRANSACTION_COLLECTIONS)("time window on GET /v1/%s", (collection)
       if (suffix === "") expect(reply.headers.get("allow")).toBe("GET, HEAD");
     },
   );
+});
+
+describe.each(ALL)("405 on /v1/%s comes before its body is read", (collection) => {
+  const bodies: [string, string, string][] = [
+    ["a form", "application/x-www-form-urlencoded", "a=1"],
+    ["XML", "application/xml", "<a/>"],
+    ["broken JSON", "application/json", '{"a":'],
+    ["an empty JSON body", "application/json", ""],
+    ["5 MiB", "application/json", `{"a":"${"x".repeat(5 * 1024 * 1024)}"}`],
+  ];
+  it.each(bodies)("answers POST, PUT and DELETE with %s with 405 and Allow", async (_label, type, rawBody) => {
+    const tenant = await newTenant(server());
+    for (const [method, suffix] of [
+      ["POST", ""],
+      ["PUT", ""],
+      ["DELETE", ""],
+      ...(TRANSACTION_COLLECTIONS.includes(collection)
+        ? [
+            ["PUT", "/x1"],
+            ["DELETE", "/x1"],
+          ]
+        : []),
+    ]) {
+      const reply = await request(server(), method!, `/v1/${collection}${suffix}`, {
+        key: tenant.keys.all,
+        rawBody,
+        headers: { "content-type": type },
+      });
+      expect([method, suffix, reply.status]).toEqual([method, suffix, 405]);
+      expect(reply.headers.has("allow")).toBe(true);
+    }
+  });
 });
 
 describe("filters that only some lists accept", () => {

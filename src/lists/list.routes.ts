@@ -4,7 +4,7 @@ import type { FastifyInstance } from "fastify";
 import type { Collection } from "../collections/define.js";
 import { COLLECTIONS } from "../collections/registry.js";
 import { authenticate, keyHashOf, requireWellFormedKey } from "../platform/auth.js";
-import { methodNotAllowed } from "../platform/http-errors.js";
+import { HTTP_METHODS, methodNotAllowed } from "../platform/http-errors.js";
 import { problemResponses } from "../platform/problem.js";
 import type { AppDeps } from "../app.js";
 import { querySchema, rawQuery } from "./list.query.js";
@@ -48,17 +48,15 @@ export function registerListRoutes(app: FastifyInstance, { storage, cursors }: A
     );
     const readOnly = `${collection.name} are read-only through this API: list them with GET ${path}`;
     app.route({
-      method: ["POST", "PUT", "PATCH", "DELETE"],
+      method: HTTP_METHODS.filter((method) => method !== "GET" && method !== "HEAD"),
       url: path,
-      schema: { hide: true },
-      handler: methodNotAllowed("GET, HEAD", readOnly),
+      ...methodNotAllowed("GET, HEAD", readOnly),
     });
     if (collection.kind === "transaction") {
       app.route({
-        method: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+        method: HTTP_METHODS,
         url: `${path}/:id`,
-        schema: { hide: true },
-        handler: methodNotAllowed("", `${collection.name} cannot be read by id: page through GET ${path}`),
+        ...methodNotAllowed("", `${collection.name} cannot be read by id: page through GET ${path}`),
       });
     }
   }

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppDeps } from "../app.js";
 import { COLLECTIONS } from "../collections/registry.js";
 import { principalOf, requireScope } from "../platform/auth.js";
-import { methodNotAllowed } from "../platform/http-errors.js";
+import { HTTP_METHODS, methodNotAllowed } from "../platform/http-errors.js";
 import { problemResponses } from "../platform/problem.js";
 import { syncBatch } from "./sync.service.js";
 import { MAX_BATCH } from "./sync.validate.js";
@@ -48,10 +48,9 @@ export function registerSyncRoutes(app: FastifyInstance, { storage, clock = Date
       },
     );
     app.route({
-      method: ["GET", "HEAD", "PUT", "PATCH", "DELETE"],
+      method: HTTP_METHODS.filter((method) => method !== "POST"),
       url,
-      schema: { hide: true },
-      handler: methodNotAllowed("POST", `send records with POST ${url}`),
+      ...methodNotAllowed("POST", `send records with POST ${url}`),
     });
   }
 }

@@ -14,7 +14,7 @@ import { cursorPosition } from "../lists/list.service.js";
 import { principalOf, requireScope } from "../platform/auth.js";
 import type { CursorCodec } from "../platform/cursor.js";
 import { ApiError } from "../platform/errors.js";
-import { methodNotAllowed } from "../platform/http-errors.js";
+import { HTTP_METHODS, methodNotAllowed } from "../platform/http-errors.js";
 import { problemResponses } from "../platform/problem.js";
 import { formatTime } from "../platform/time.js";
 import {
@@ -426,12 +426,10 @@ export function registerWebhookRoutes(fastify: FastifyInstance, { storage, curso
     [`${byId}/deliveries/:deliveryId/replay`, "POST"],
     [`${byId}/replay`, "POST"],
   ] as const) {
-    const methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"].filter((m) => !allow.split(", ").includes(m));
     app.route({
-      method: methods,
+      method: HTTP_METHODS.filter((method) => !allow.split(", ").includes(method)),
       url,
-      schema: { hide: true },
-      handler: methodNotAllowed(allow, `${url.replace(/:(\w+)/g, "{$1}")} allows ${allow}`),
+      ...methodNotAllowed(allow, `${url.replace(/:(\w+)/g, "{$1}")} allows ${allow}`),
     });
   }
 }
