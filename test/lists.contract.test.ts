@@ -236,6 +236,16 @@ describe.each(TRANSACTION_COLLECTIONS)("time window on GET /v1/%s", (collection)
     expect(items.map((r) => r.id)).toEqual(["new", "old"]);
   });
 
+  it("accepts a fraction of any length, compared to the nanosecond, in the window and in sync", async () => {
+    const tenant = await tenantWith(collection, [make({ id: "at", [field]: "2026-01-01T10:00:00.1230000009999Z" })]);
+    const ids = async (query: string) => (await readAll(server(), tenant.keys.read, `/v1/${collection}?${query}`)).items.map((r) => r.id);
+    expect((await readAll(server(), tenant.keys.read, `/v1/${collection}`)).items[0]![field]).toBe("2026-01-01T10:00:00.123Z");
+    expect(await ids(`createdSince=${encodeURIComponent("2026-01-01T10:00:00.1230000000001Z")}`)).toEqual(["at"]);
+    expect(await ids(`createdSince=${encodeURIComponent("2026-01-01T10:00:00.1230000019999Z")}`)).toEqual([]);
+    expect(await ids(`createdUntil=${encodeURIComponent("2026-01-01T10:00:00.12299999999999Z")}`)).toEqual([]);
+    expect(await ids(`createdUntil=${encodeURIComponent("2026-01-01T11:00:00.12300000000000+01:00")}`)).toEqual(["at"]);
+  });
+
   it.each([
     "2026-01-01",
     "2026-01-01T10:00:00",

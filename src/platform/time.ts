@@ -4,8 +4,9 @@
  * UTC with millisecond precision.
  */
 
-// RFC 3339 date-time: `T`, hours 00-23, seconds required, optional fraction, Z or ±hh:mm.
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(?:\.(\d{1,9}))?(?:(Z)|([+-])([01]\d|2[0-3]):([0-5]\d))$/;
+// RFC 3339 date-time: `T`, hours 00-23, seconds required, optional fraction (of any length:
+// digits past the nanosecond are dropped), Z or ±hh:mm.
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(?:\.(\d+))?(?:(Z)|([+-])([01]\d|2[0-3]):([0-5]\d))$/;
 
 export interface ParsedTime {
   /** Milliseconds since the epoch, the fraction below a millisecond dropped. */
