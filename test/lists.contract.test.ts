@@ -2,6 +2,7 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { describe, expect, it } from "vitest";
 import { findCollection } from "../src/collections/registry.js";
+import { sortKeysFoldFinalSigmaMigration } from "../src/storage/migrations/0006-sort-keys-fold-final-sigma.js";
 import { EVENT_FIELD, FACTORIES, MASTER_COLLECTIONS, TRANSACTION_COLLECTIONS, costCenter } from "./support/factories.js";
 import { get, newTenant, readAll, request, sync, useServer } from "./support/harness.js";
 
@@ -152,11 +153,18 @@ describe.each(ALL)("GET /v1/%s", (collection) => {
     const tenant = await tenantWith(collection, [
       make({ id: "greek", [nameField]: "ΟΔΟΣΑ Π" }),
       make({ id: "turkish", [nameField]: "İsmail" }),
+      make({ id: "final", [nameField]: "Νικόλαος Παπαδόπουλος" }),
+      make({ id: "upper", [nameField]: "ΓΙΏΡΓΟΣ ΝΙΚΟΛΆΟΥ" }),
     ]);
     for (const [prefix, id] of [
       ["ΟΔΟΣ", "greek"],
       ["οδοσα", "greek"],
       ["ΟΔΟ", "greek"],
+      ["ΝΙΚΌΛΑΟΣ", "final"],
+      ["νικόλαοσ π", "final"],
+      ["Νικόλαος", "final"],
+      ["Γιώργος", "upper"],
+      ["γιώργος ν", "upper"],
       ["İs", "turkish"],
       ["İ", "turkish"],
     ] as const) {
@@ -443,5 +451,27 @@ describe("errors", () => {
     const tenant = await newTenant(server());
     const reply = await get(server(), "/v1/withdrawals?limit=0", tenant.keys.read);
     expect(Object.keys(reply.body).sort()).toEqual(["code", "detail", "param", "status", "title", "type"]);
+  });
+});
+
+describe("migration 0006: sort keys stored before the final sigma was folded", () => {
+  it.each([
+    ["withdrawals", "withdrawals", "employeeName", "name"],
+    ["employees", "employees", "name", "name"],
+    ["cost-centers", "cost_centers", "code", "code"],
+  ] as const)("recomputes the %s keys, so that a prefix in another case finds them", async (collection, table, field, filter) => {
+    const tenant = await tenantWith(collection, [FACTORIES[collection]!({ id: "old", [field]: "Νικόλαος" })]);
+    const column = filter === "name" ? "name_key" : "code_key";
+    // As a cribline before the fold stored it.
+    await server()
+      .storage.db.updateTable(table)
+      .set({ [column]: "νικόλαος" })
+      .where("tenant_id", "=", tenant.id)
+      .execute();
+    const found = async () =>
+      (await readAll(server(), tenant.keys.read, `/v1/${collection}?${filter}=${encodeURIComponent("ΝΙΚΌΛΑΟΣ")}`)).items;
+    expect(await found()).toEqual([]);
+    await sortKeysFoldFinalSigmaMigration().up(server().storage.db as never);
+    expect((await found()).map((r) => r.id)).toEqual(["old"]);
   });
 });

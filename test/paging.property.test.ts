@@ -260,7 +260,9 @@ function queryOf(filter: Filter): string {
   return params.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join("&");
 }
 
-const startsWithIgnoringCase = (value: string, prefix: string) => value.toLowerCase().startsWith(prefix.toLowerCase());
+/** Any letter case, the sigma's two lower-case forms (σ, and ς ending a word) as one. */
+const caseless = (text: string) => text.toLowerCase().replaceAll("ς", "σ");
+const startsWithIgnoringCase = (value: string, prefix: string) => caseless(value).startsWith(caseless(prefix));
 
 /** The records the list must return, in the order it must return them. */
 function expected(records: Stored[], filter: Filter): Stored[] {
@@ -274,7 +276,7 @@ function expected(records: Stored[], filter: Filter): Stored[] {
       Object.entries(filter.relations).every(([field, value]) => r.relations[field] === value),
   );
   const byText = (text: (r: Stored) => string) => (a: Stored, b: Stored) =>
-    compareCodePoints(text(a).toLowerCase(), text(b).toLowerCase()) || compareIds(a.id, b.id);
+    compareCodePoints(caseless(text(a)), caseless(text(b))) || compareIds(a.id, b.id);
   if (filter.name !== undefined) return matching.sort(byText((r) => r.name));
   if (filter.code !== undefined) return matching.sort(byText((r) => r.code));
   return matching.sort((a, b) => b.createdAt - a.createdAt || compareIds(b.id, a.id));

@@ -2,15 +2,17 @@
  * Name and code order: ascending by the lower-cased value in code-point order. The key is
  * computed here, in the application, at write time, so both engines order alike (SQLite's
  * lower() folds ASCII only); the database compares it byte-wise (code-point order).
+ *
+ * The one letter with two lower-case forms, the sigma (ς at the end of a word, σ elsewhere), is
+ * folded to σ: "ΝΙΚΌΛΑΟΣ" then begins "Νικόλαος" in any case, and a prefix, whose last letter
+ * may end a word that the name goes on with, keys like the start of the name. The key is
+ * stored: changing this needs a migration that recomputes it (see 0006).
  */
+const FINAL_SIGMA = "ς";
+
 export function sortKey(text: string): string {
-  // One code point at a time where it matters: String#toLowerCase depends on context only
-  // for the capital sigma (ς at the end of a word, σ elsewhere), and then a prefix could
-  // lower-case differently from the start of the name it begins.
-  if (!text.includes("Σ")) return text.toLowerCase();
-  let key = "";
-  for (const c of text) key += c.toLowerCase();
-  return key;
+  const lower = text.toLowerCase();
+  return lower.includes(FINAL_SIGMA) ? lower.replaceAll(FINAL_SIGMA, "σ") : lower;
 }
 
 const MAX_CODE_POINT = 0x10ffff;

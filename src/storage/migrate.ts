@@ -6,6 +6,7 @@ import { webhooksMigration } from "./migrations/0002-webhooks.js";
 import { deliveriesDuePerEndpointMigration } from "./migrations/0003-deliveries-due-per-endpoint.js";
 import { webhookFanoutsMigration } from "./migrations/0004-webhook-fanouts.js";
 import { messagesByReferenceMigration } from "./migrations/0005-messages-by-reference.js";
+import { sortKeysFoldFinalSigmaMigration } from "./migrations/0006-sort-keys-fold-final-sigma.js";
 
 function provider(storage: Storage): MigrationProvider {
   return {
@@ -16,6 +17,7 @@ function provider(storage: Storage): MigrationProvider {
         "0003-deliveries-due-per-endpoint": deliveriesDuePerEndpointMigration(),
         "0004-webhook-fanouts": webhookFanoutsMigration(storage.engine),
         "0005-messages-by-reference": messagesByReferenceMigration(storage.engine),
+        "0006-sort-keys-fold-final-sigma": sortKeysFoldFinalSigmaMigration(),
       };
     },
   };
