@@ -225,7 +225,9 @@ describe("cribline import", () => {
     lines[1_149] = JSON.stringify({ ...records[1_149], quantity: 0 });
     const bad = await workspace().run(["import", "withdrawals", workspace().file("bad.ndjson", lines.join("\n")), "--tenant", "acme"]);
     expect(bad.code).not.toBe(0);
-    expect(bad.stderr).toMatch(/before line 1001 are stored/);
+    expect(bad.stderr).toMatch(
+      /the batch from line 1001 was not stored; the 1000 records before it are stored \(1000 created, 0 updated, 0 unchanged\)/,
+    );
     const fixed = expectSuccess(
       await workspace().run(["import", "withdrawals", workspace().file("ok.ndjson", ndjson(records)), "--tenant", "acme"]),
     );
@@ -245,6 +247,37 @@ describe("cribline import", () => {
     ]);
     expect(result.code, result.stdout).not.toBe(0);
     expect(result.stderr).toMatch(/\bline 5\b.*JSON/);
+  });
+});
+
+describe("cribline import: what a file may hold", () => {
+  it("takes CRLF line ends and a byte order mark before the first line", { timeout: SLOW }, async () => {
+    await createTenant("acme");
+    const records = withdrawals(3);
+    const file = workspace().file("windows.ndjson", "\uFEFF" + records.map((r) => JSON.stringify(r)).join("\r\n") + "\r\n");
+    const result = expectSuccess(await workspace().run(["import", "withdrawals", file, "--tenant", "acme"]));
+    expect(importCounts(result.stdout)).toEqual({ created: 3, updated: 0, unchanged: 0 });
+  });
+
+  it("refuses a line longer than a sync body may be, naming it, without reading all of it", { timeout: SLOW }, async () => {
+    await createTenant("acme");
+    const first = JSON.stringify(withdrawals(1)[0]);
+    const file = workspace().file("long.ndjson", `${first}\n${"x".repeat(3 * 1024 * 1024)}\n`);
+    const result = await workspace().run(["import", "withdrawals", file, "--tenant", "acme"], {
+      CRIBLINE_SYNC_BODY_LIMIT: String(1024 * 1024),
+    });
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toMatch(/^cribline: line 2 is longer than 1048576 bytes \(CRIBLINE_SYNC_BODY_LIMIT\); nothing was stored$/m);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("says that nothing was stored when the first batch fails", async () => {
+    await createTenant("acme");
+    const [one] = withdrawals(1);
+    const file = workspace().file("twice.ndjson", `${JSON.stringify(one)}\n${JSON.stringify(one)}\n`);
+    const result = await workspace().run(["import", "withdrawals", file, "--tenant", "acme"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/the batch from line 1 was not stored; nothing was stored/);
   });
 });
 

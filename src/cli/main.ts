@@ -122,7 +122,7 @@ export function buildCli(config: () => Config): Command {
       await withStorage(config(), async ({ db }) => {
         const tenant = await findTenantBySlug(db, options.tenant);
         if (tenant === undefined) throw new InvalidArgumentError(`no tenant "${options.tenant}"`);
-        const result = await importNdjson(db, collection, tenant.id, file, err);
+        const result = await importNdjson(db, collection, tenant.id, file, err, config().syncBodyLimit);
         out(`imported ${name}: ${result.created} created, ${result.updated} updated, ${result.unchanged} unchanged`);
       });
     });
