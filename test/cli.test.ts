@@ -162,6 +162,20 @@ describe("cribline keys", () => {
     expect(onlyBeta).toContain(admin.slice(0, 13));
   });
 
+  it("names an unknown tenant given to keys list instead of listing nothing", async () => {
+    await createTenant("acme");
+    const result = await workspace().run(["keys", "list", "--tenant", "acme-typo"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/no tenant "acme-typo"/);
+  });
+
+  it("takes LOG_LEVEL set but empty as its default, and names a bad one", async () => {
+    expectSuccess(await workspace().run(["keys", "list"], { LOG_LEVEL: "" }));
+    const bad = await workspace().run(["keys", "list"], { LOG_LEVEL: "loud" });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/LOG_LEVEL must be one of .*, got "loud"/);
+  });
+
   it("revokes a key by its id: the list shows it revoked and the server refuses it", { timeout: SLOW }, async () => {
     await createTenant("acme");
     const revoked = await createKey("acme", "read");

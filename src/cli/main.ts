@@ -95,6 +95,9 @@ export function buildCli(config: () => Config): Command {
     .option("--tenant <slug>", "only this tenant's keys")
     .action(async (options: { tenant?: string }) =>
       withStorage(config(), async ({ db }) => {
+        if (options.tenant !== undefined && (await findTenantBySlug(db, options.tenant)) === undefined) {
+          throw new InvalidArgumentError(`no tenant "${options.tenant}"`);
+        }
         for (const k of await listKeys(db, options.tenant)) {
           const state = k.revokedAt === null ? "active" : `revoked ${new Date(k.revokedAt).toISOString()}`;
           out(`${k.keyId}\t${k.tenantSlug}\t${k.scopes.join(",")}\t${new Date(k.createdAt).toISOString()}\t${state}`);

@@ -78,8 +78,9 @@ export function parseDatabaseUrl(raw: string | undefined, env: NodeJS.ProcessEnv
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
-  const logLevel = (env.LOG_LEVEL ?? "info") as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
+  // Empty counts as unset, as for every other setting.
+  const logLevel = (env.LOG_LEVEL === undefined || env.LOG_LEVEL === "" ? "info" : env.LOG_LEVEL) as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
   const database = parseDatabaseUrl(env.DATABASE_URL, env);
   const cursorSecret = env.CRIBLINE_CURSOR_SECRET === "" ? undefined : env.CRIBLINE_CURSOR_SECRET;
   if (cursorSecret !== undefined && cursorSecret.length < 32) {
