@@ -59,7 +59,7 @@ export async function importNdjson(
     batch = [];
     lines = [];
   };
-  for await (const { number, text } of ndjsonLines(file, maxLineBytes, () => stored())) {
+  for await (const { number, text } of ndjsonLines(file, maxLineBytes, stored)) {
     if (text.trim() === "") continue;
     try {
       batch.push(JSON.parse(text));

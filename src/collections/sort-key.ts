@@ -11,8 +11,7 @@
 const FINAL_SIGMA = "ς";
 
 export function sortKey(text: string): string {
-  const lower = text.toLowerCase();
-  return lower.includes(FINAL_SIGMA) ? lower.replaceAll(FINAL_SIGMA, "σ") : lower;
+  return text.toLowerCase().replaceAll(FINAL_SIGMA, "σ");
 }
 
 const MAX_CODE_POINT = 0x10ffff;

@@ -4,7 +4,7 @@ import type { FastifyInstance } from "fastify";
 import type { Collection } from "../collections/define.js";
 import { COLLECTIONS } from "../collections/registry.js";
 import { authenticate, keyHashOf, requireWellFormedKey } from "../platform/auth.js";
-import { HTTP_METHODS, methodNotAllowed } from "../platform/http-errors.js";
+import { methodNotAllowed } from "../platform/http-errors.js";
 import { problemResponses } from "../platform/problem.js";
 import type { AppDeps } from "../app.js";
 import { querySchema, rawQuery } from "./list.query.js";
@@ -47,17 +47,9 @@ export function registerListRoutes(app: FastifyInstance, { storage, cursors }: A
       },
     );
     const readOnly = `${collection.name} are read-only through this API: list them with GET ${path}`;
-    app.route({
-      method: HTTP_METHODS.filter((method) => method !== "GET" && method !== "HEAD"),
-      url: path,
-      ...methodNotAllowed("GET, HEAD", readOnly),
-    });
+    app.route({ url: path, ...methodNotAllowed("GET, HEAD", readOnly) });
     if (collection.kind === "transaction") {
-      app.route({
-        method: HTTP_METHODS,
-        url: `${path}/:id`,
-        ...methodNotAllowed("", `${collection.name} cannot be read by id: page through GET ${path}`),
-      });
+      app.route({ url: `${path}/:id`, ...methodNotAllowed("", `${collection.name} cannot be read by id: page through GET ${path}`) });
     }
   }
 }

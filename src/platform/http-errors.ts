@@ -43,19 +43,21 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
   void sendProblem(reply, fromFramework(error) ?? new ApiError("bad_request", "the request could not be processed as sent"));
 }
 
-/** Every method a 405 route may answer: all of Fastify's but those a resource allows. */
-export const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+/** The methods a resource may be asked for; a 405 route answers those it does not allow. */
+const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 /**
- * The options of a route answering 405 with the methods the resource allows (hidden from the
- * OpenAPI document). It answers on the request, before Fastify reads a body: otherwise a body
- * it could not parse, too large or of another media type was a 400, 413 or 415 instead.
+ * The options of a route answering 405 to every method but `allow` ("GET, HEAD"; "" for
+ * none), with those in `Allow`, hidden from the OpenAPI document. It answers on the request,
+ * before Fastify reads a body: otherwise a body it could not parse, too large or of another
+ * media type was a 400, 413 or 415 instead.
  */
 export function methodNotAllowed(allow: string, detail: string) {
+  const allowed = allow.split(", ");
   const refuse = async (): Promise<never> => {
     throw new ApiError("method_not_allowed", detail, {}, { allow });
   };
-  return { schema: { hide: true }, onRequest: refuse, handler: refuse };
+  return { method: HTTP_METHODS.filter((method) => !allowed.includes(method)), schema: { hide: true }, onRequest: refuse, handler: refuse };
 }
 
 /**

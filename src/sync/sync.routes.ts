@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppDeps } from "../app.js";
 import { COLLECTIONS } from "../collections/registry.js";
 import { principalOf, requireScope } from "../platform/auth.js";
-import { HTTP_METHODS, methodNotAllowed } from "../platform/http-errors.js";
+import { methodNotAllowed } from "../platform/http-errors.js";
 import { problemResponses } from "../platform/problem.js";
 import { syncBatch } from "./sync.service.js";
 import { MAX_BATCH } from "./sync.validate.js";
@@ -47,10 +47,6 @@ export function registerSyncRoutes(app: FastifyInstance, { storage, clock = Date
         return syncBatch(storage.db, collection, tenantId, request.body, clock, deliveriesQueued);
       },
     );
-    app.route({
-      method: HTTP_METHODS.filter((method) => method !== "POST"),
-      url,
-      ...methodNotAllowed("POST", `send records with POST ${url}`),
-    });
+    app.route({ url, ...methodNotAllowed("POST", `send records with POST ${url}`) });
   }
 }

@@ -14,7 +14,7 @@ import { cursorPosition } from "../lists/list.service.js";
 import { principalOf, requireScope } from "../platform/auth.js";
 import type { CursorCodec } from "../platform/cursor.js";
 import { ApiError } from "../platform/errors.js";
-import { HTTP_METHODS, methodNotAllowed } from "../platform/http-errors.js";
+import { methodNotAllowed } from "../platform/http-errors.js";
 import { problemResponses } from "../platform/problem.js";
 import { formatTime } from "../platform/time.js";
 import {
@@ -426,10 +426,6 @@ export function registerWebhookRoutes(fastify: FastifyInstance, { storage, curso
     [`${byId}/deliveries/:deliveryId/replay`, "POST"],
     [`${byId}/replay`, "POST"],
   ] as const) {
-    app.route({
-      method: HTTP_METHODS.filter((method) => !allow.split(", ").includes(method)),
-      url,
-      ...methodNotAllowed(allow, `${url.replace(/:(\w+)/g, "{$1}")} allows ${allow}`),
-    });
+    app.route({ url, ...methodNotAllowed(allow, `${url.replace(/:(\w+)/g, "{$1}")} allows ${allow}`) });
   }
 }
