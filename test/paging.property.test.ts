@@ -59,8 +59,22 @@ const NAMES = [
 const CODES = ["CC-10", "cc-10", "CC-100", "cc-2", "Cc-20", "DD-1", "dd-1", "Ä-1", "ä-2", "a_1", "ax1", "𝓐-1", "ｚ-1"];
 
 const BASE_EVENT = Date.UTC(2026, 2, 1, 10, 0, 0, 0);
-/** Event instants, a few of them 1 ms apart, so inclusive bounds matter. */
-const EVENT_MS = [BASE_EVENT, BASE_EVENT + 1, BASE_EVENT + 999, BASE_EVENT + 1000, BASE_EVENT + 3_600_000, BASE_EVENT - 86_400_000];
+const MIDNIGHT = Date.UTC(2026, 2, 1);
+/**
+ * Event instants, a few of them 1 ms apart, so inclusive bounds matter; some either side of a
+ * midnight and days apart, as a window reads late records by the day of their event.
+ */
+const EVENT_MS = [
+  BASE_EVENT,
+  BASE_EVENT + 1,
+  BASE_EVENT + 999,
+  BASE_EVENT + 1000,
+  BASE_EVENT + 3_600_000,
+  BASE_EVENT - 86_400_000,
+  MIDNIGHT - 1,
+  MIDNIGHT,
+  BASE_EVENT - 10 * 86_400_000,
+];
 /** Zone offsets, in minutes, the same instant is written with. */
 const OFFSETS = [0, 60, -180, 330];
 

@@ -96,7 +96,7 @@ const EXPLAINERS: Record<typeof ENGINE, Explainer> = {
       const rows = await storage.db.executeQuery<{ detail: string }>({ ...compiled, sql: `explain query plan ${compiled.sql}` });
       return rows.rows.map((r) => r.detail);
     },
-    // "SCAN on_time" would read a window arm's own page; a table must never be scanned, nor
+    // A table must never be scanned (a scan of a subquery would read an arm's own page), nor
     // a tenant's whole index walked (a search constrained by the tenant alone).
     tableScan: (collection) => new RegExp(`SCAN ${collection.table}\\b|\\(tenant_id=\\?\\)( \\||$)`),
     indexUse: /USING (COVERING )?INDEX|USING PRIMARY KEY/,
@@ -105,7 +105,7 @@ const EXPLAINERS: Record<typeof ENGINE, Explainer> = {
       details.every((line, i) => {
         if (!line.startsWith("USE TEMP B-TREE")) return true;
         const before = details.slice(0, i).filter((l) => !/^SCALAR SUBQUERY|\bapi_keys\b/.test(l));
-        return /_late\b/.test(before.at(-1) ?? "");
+        return /_late_day\b/.test(before.at(-1) ?? "");
       }),
   },
   postgres: {
@@ -132,7 +132,7 @@ const EXPLAINERS: Record<typeof ENGINE, Explainer> = {
       details.every(
         (line, i) =>
           !/->  (Sort|Bitmap Heap Scan)\b/.test(line) ||
-          subtree(details, i).some((l) => /Index Scan on \w+_late\b|using \w+_late\b/.test(l)),
+          subtree(details, i).some((l) => /Index Scan on \w+_late_day\b|using \w+_late_day\b/.test(l)),
       ),
   },
 };

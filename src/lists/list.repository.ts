@@ -13,7 +13,7 @@ import { engineOf } from "../storage/engine.js";
 import { QueryTemplates } from "../storage/query-template.js";
 import type { RecordRow, Schema } from "../storage/schema.js";
 import type { ListQuery } from "./list.query.js";
-import { armAUpperBound, lateArm, onTimeArm, windowValues, type ArmAUpperBound } from "./window.js";
+import { armAUpperBound, lateDayArm, lateDays, lateRangeArm, onTimeArm, windowValues, type ArmAUpperBound } from "./window.js";
 
 export type ListOrder = "created" | "name" | "code";
 
@@ -99,17 +99,26 @@ function buildPage(db: Kysely<Schema>, collection: Collection, order: ListOrder,
     if (s.until !== undefined) q = q.where("event_at", "<=", s.until);
     return page(q);
   }
-  // One compound query: arm A's page by an index range in order, arm B's few rows, and the
-  // first `take` of both. SQLite merges the arms and stops reading arm A when the page is
-  // full; PostgreSQL plans a UNION ALL as a sort of both arms whole, so there arm A is a
-  // subquery with its own order and limit.
-  const onTime = onTimeArm(base(upper === "cursor").select(LIST_COLUMNS), s, upper);
-  const late = lateArm(base(false), s);
-  const arms: PageQuery =
+  // One compound query: arm A's page by an index range in order, arm B's rows (in order too
+  // when read day by day), and the first `take` of all. SQLite merges the arms and stops
+  // reading each when the page is full; PostgreSQL plans a UNION ALL as a sort of every arm
+  // whole, so there each ordered arm is a subquery with its own order and limit.
+  const days = lateDays(s);
+  const ordered = [
+    onTimeArm(base(upper === "cursor").select(LIST_COLUMNS), s, upper),
+    ...days.map((day) => lateDayArm(base(true).select(LIST_COLUMNS), s, day)),
+  ];
+  const arms =
     engineOf(db) === "postgres"
-      ? (db.selectFrom(page(onTime).as("on_time")).selectAll().unionAll(late) as unknown as PageQuery)
-      : onTime.unionAll(late);
-  return arms.orderBy("created_at", "desc").orderBy("id", "desc").limit(sql.lit(take));
+      ? ordered.map((arm, i) => db.selectFrom(page(arm).as(`arm_${i}`)).selectAll() as unknown as PageQuery)
+      : ordered;
+  if (days.length === 0) arms.push(lateRangeArm(base(false), s));
+  const [first, ...rest] = arms;
+  return rest
+    .reduce((union, arm) => union.unionAll(arm), first!)
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(sql.lit(take));
 }
 
 /** Every filter but the time window, and (when asked) the keyset condition. */

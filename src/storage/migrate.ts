@@ -7,6 +7,7 @@ import { deliveriesDuePerEndpointMigration } from "./migrations/0003-deliveries-
 import { webhookFanoutsMigration } from "./migrations/0004-webhook-fanouts.js";
 import { messagesByReferenceMigration } from "./migrations/0005-messages-by-reference.js";
 import { sortKeysFoldFinalSigmaMigration } from "./migrations/0006-sort-keys-fold-final-sigma.js";
+import { lateRowsByEventDayMigration } from "./migrations/0007-late-rows-by-event-day.js";
 
 function provider(storage: Storage): MigrationProvider {
   return {
@@ -18,6 +19,7 @@ function provider(storage: Storage): MigrationProvider {
         "0004-webhook-fanouts": webhookFanoutsMigration(storage.engine),
         "0005-messages-by-reference": messagesByReferenceMigration(storage.engine),
         "0006-sort-keys-fold-final-sigma": sortKeysFoldFinalSigmaMigration(),
+        "0007-late-rows-by-event-day": lateRowsByEventDayMigration(),
       };
     },
   };
