@@ -90,8 +90,9 @@ async function storeLateAcrossDays() {
   for (let day = 0; day <= 10; day++) {
     const midnight = FIRST + day * LATE_DAY_MS;
     for (const [e, event] of [midnight - 1, midnight, midnight + LATE_DAY_MS / 2].entries()) {
-      // Synced days later, a little later than the slack, or early (a clock running ahead).
-      for (const [o, offset] of [3 * LATE_DAY_MS + day, SLACK_MS + 1 + e, -(SLACK_MS + 1), 0].entries()) {
+      // Synced days later, a little later than the slack, or early (a clock running ahead,
+      // by a little or by days), or on time.
+      for (const [o, offset] of [3 * LATE_DAY_MS + day, SLACK_MS + 1 + e, -(SLACK_MS + 1), -2 * LATE_DAY_MS - e, 0].entries()) {
         stored.push({ id: `d-${day}-${e}-${o}`, event, createdAt: event + offset });
       }
     }
