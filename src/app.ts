@@ -12,6 +12,7 @@ import { registerListRoutes } from "./lists/list.routes.js";
 import type { Config } from "./platform/config.js";
 import type { CursorCodec } from "./platform/cursor.js";
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from "./platform/http-errors.js";
+import { installJsonBodyParser } from "./platform/json-body.js";
 import { Problem } from "./platform/problem.js";
 import type { Storage } from "./storage/database.js";
 import { registerSyncRoutes } from "./sync/sync.routes.js";
@@ -67,8 +68,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     );
   });
   installErrorHandling(app, (error) => deps.storage.isUnavailable(error));
-  // Only JSON bodies: anything else is 415, not a string for the handler to puzzle over.
+  // Only JSON bodies, in UTF-8: anything else is 415, not a string for the handler to puzzle over.
   app.removeContentTypeParser("text/plain");
+  installJsonBodyParser(app);
 
   app.addSchema(Problem);
   for (const collection of COLLECTIONS) {

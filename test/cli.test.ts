@@ -285,6 +285,16 @@ describe("cribline import: what a file may hold", () => {
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it("refuses a line that is not valid UTF-8, naming it, instead of storing its bytes replaced", async () => {
+    await createTenant("acme");
+    const [one, two] = withdrawals(2);
+    const latin1 = Buffer.from(JSON.stringify({ ...two, employeeName: "Jo\u00e3o" }), "latin1");
+    const file = workspace().file("latin1.ndjson", Buffer.concat([Buffer.from(`${JSON.stringify(one)}\n`), latin1, Buffer.from("\n")]));
+    const result = await workspace().run(["import", "withdrawals", file, "--tenant", "acme"]);
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toMatch(/^cribline: line 2 is not valid UTF-8 \(save the file as UTF-8\); nothing was stored$/m);
+  });
+
   it("says that nothing was stored when the first batch fails", async () => {
     await createTenant("acme");
     const [one] = withdrawals(1);

@@ -37,7 +37,7 @@ type Rec = Record<string, unknown>;
 const post = (tenant: TestTenant, collection: string, body: unknown) =>
   request(server(), "POST", `/v1/sync/${collection}`, { key: tenant.keys.sync, body });
 
-const postRaw = (tenant: TestTenant, collection: string, rawBody: string, contentType = "application/json") =>
+const postRaw = (tenant: TestTenant, collection: string, rawBody: string | Uint8Array, contentType = "application/json") =>
   request(server(), "POST", `/v1/sync/${collection}`, { key: tenant.keys.sync, rawBody, headers: { "content-type": contentType } });
 
 /** fetch always labels a string body text/plain; node:http can send one with no Content-Type. */
@@ -464,6 +464,7 @@ describe("times returned by the lists", () => {
 
 describe.each(ALL)("body rules of POST /v1/sync/%s", (collection) => {
   const make = FACTORIES[collection]!;
+  const nameField = COLLECTIONS.find((c) => c.name === collection)!.nameField;
 
   it.each(["{not json", '{"data": [', "", "data=1", '{"data": [] }}'])(
     "refuses the non-JSON body %j with 400 invalid_body",
@@ -553,10 +554,33 @@ describe.each(ALL)("body rules of POST /v1/sync/%s", (collection) => {
     expect(await listAll(tenant, collection)).toEqual([]);
   });
 
-  it("accepts application/json with a charset", async () => {
+  it.each(["application/json; charset=utf-8", 'application/json; charset="UTF-8"', "application/json;charset=utf8"])(
+    "accepts %s",
+    async (contentType) => {
+      const tenant = await newTenant(server());
+      const reply = await postRaw(tenant, collection, JSON.stringify({ data: [make({ [nameField]: "João Gonçalves" })] }), contentType);
+      expect(reply.body).toEqual({ created: 1, updated: 0, unchanged: 0 });
+      expect((await listAll(tenant, collection)).map((r) => r[nameField])).toEqual(["João Gonçalves"]);
+    },
+  );
+
+  // Node would decode the bytes that are not UTF-8 as U+FFFD and store that; a transaction
+  // stored so could never be corrected (a re-send with other content is a 409).
+  it("refuses a body that is not valid UTF-8 with 400 and stores nothing", async () => {
     const tenant = await newTenant(server());
-    const reply = await postRaw(tenant, collection, JSON.stringify({ data: [make()] }), "application/json; charset=utf-8");
-    expect(reply.body).toEqual({ created: 1, updated: 0, unchanged: 0 });
+    const latin1 = Buffer.from(JSON.stringify({ data: [make({ [nameField]: "Jo\u00e3o Gon\u00e7alves" })] }), "latin1");
+    const reply = await postRaw(tenant, collection, latin1);
+    expectProblem(reply, 400, "invalid_body");
+    expect(reply.body.detail).toMatch(/UTF-8/);
+    expect(await listAll(tenant, collection)).toEqual([]);
+  });
+
+  it.each(["iso-8859-1", "latin1", "windows-1252", "utf-16"])("refuses a body declared as charset=%s with 415", async (charset) => {
+    const tenant = await newTenant(server());
+    const reply = await postRaw(tenant, collection, JSON.stringify({ data: [make()] }), `application/json; charset=${charset}`);
+    expectProblem(reply, 415, "unsupported_media_type");
+    expect(reply.body.detail).toContain(charset);
+    expect(await listAll(tenant, collection)).toEqual([]);
   });
 });
 

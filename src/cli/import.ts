@@ -3,12 +3,14 @@
  * in batches of up to 1,000 records. Each batch is atomic; a bad batch stops the import and
  * names the file's line numbers, and the batches before it stay stored. A line may be as long
  * as a sync body may be (CRIBLINE_SYNC_BODY_LIMIT); lines may end in CRLF, and a UTF-8 byte
- * order mark before the first is skipped (editors on Windows write one).
+ * order mark before the first is skipped (editors on Windows write one). A line that is not UTF-8
+ * is refused by its number, not stored with its bad bytes replaced.
  */
 import { createReadStream } from "node:fs";
 import type { Kysely } from "kysely";
 import type { Collection } from "../collections/define.js";
 import { ApiError } from "../platform/errors.js";
+import { decodeUtf8 } from "../platform/json-body.js";
 import type { Schema } from "../storage/schema.js";
 import { syncBatch, type SyncResult } from "../sync/sync.service.js";
 import { MAX_BATCH } from "../sync/sync.validate.js";
@@ -87,7 +89,8 @@ async function* ndjsonLines(file: string, maxBytes: number, stored: () => string
   let bytes = 0;
   const line = () => {
     number += 1;
-    let text = Buffer.concat(parts, bytes).toString("utf8");
+    let text = decodeUtf8(Buffer.concat(parts, bytes));
+    if (text === undefined) throw new ImportError(`line ${number} is not valid UTF-8 (save the file as UTF-8); ${stored()}`);
     if (number === 1 && text.startsWith("\uFEFF")) text = text.slice(1);
     if (text.endsWith("\r")) text = text.slice(0, -1);
     parts = [];

@@ -47,7 +47,7 @@ export interface Workspace {
   /** Whether a process has begun writing to the workspace's database (see writerStarted). */
   writerStarted(): Promise<boolean>;
   /** Writes a file in the workspace; returns its path. */
-  file(name: string, content: string): string;
+  file(name: string, content: string | Uint8Array): string;
 }
 
 function childEnv(env: Env): NodeJS.ProcessEnv {

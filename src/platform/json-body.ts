@@ -1,0 +1,47 @@
+/**
+ * Request bodies are JSON in UTF-8, strictly. Node decodes text leniently, turning bytes that
+ * are not UTF-8 into U+FFFD: a Latin-1 "João" was stored as "Jo\uFFFDo", and a transaction,
+ * once stored, never changes, so the device's correct re-send was a 409 for good. A body that
+ * is not UTF-8 is refused instead, and so is a charset other than UTF-8.
+ */
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { ApiError } from "./errors.js";
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** `bytes` as text, or undefined when they are not UTF-8. */
+export function decodeUtf8(bytes: Uint8Array): string | undefined {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The charset a Content-Type names, lower-cased, if any. */
+function charsetOf(contentType: string | undefined): string | undefined {
+  const match = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType ?? "");
+  return match?.[1]?.toLowerCase();
+}
+
+/**
+ * Parses `application/json` bodies as Fastify does (its own parser, refusing `__proto__` and
+ * `constructor` keys), after checking that they are UTF-8.
+ */
+export function installJsonBodyParser(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request: FastifyRequest, body: Buffer, done) => {
+    const charset = charsetOf(request.headers["content-type"]);
+    if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
+      done(new ApiError("unsupported_media_type", `send the body as JSON in UTF-8 (Content-Type: application/json), not ${charset}`));
+      return;
+    }
+    const text = decodeUtf8(body);
+    if (text === undefined) {
+      done(new ApiError("invalid_body", "the request body is not valid UTF-8: send JSON encoded as UTF-8"));
+      return;
+    }
+    parseJson(request, text, done);
+  });
+}
