@@ -42,6 +42,6 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       done(new ApiError("invalid_body", "the request body is not valid UTF-8: send JSON encoded as UTF-8"));
       return;
     }
-    parseJson(request, text, done);
+    void parseJson(request, text, done);
   });
 }
