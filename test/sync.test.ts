@@ -320,6 +320,17 @@ describe.each(MASTER_COLLECTIONS)("POST /v1/sync/%s: master data is upserted", (
   const T2 = Date.UTC(2026, 0, 2, 10, 0, 0, 2);
   const T3 = Date.UTC(2026, 0, 3, 10, 0, 0, 3);
 
+  it("moves updatedAt forward even when the writing process's clock is behind the last change's", async () => {
+    const tenant = await newTenant(server());
+    const record = make({ id: "m", [name]: "One" });
+    await at(T1, () => sync(server(), tenant, collection, [record]));
+    await at(T3, () => sync(server(), tenant, collection, [{ ...record, [name]: "Two" }]));
+    // Another process, its clock a day behind the one that wrote "Two".
+    await at(T2, () => sync(server(), tenant, collection, [{ ...record, [name]: "Three" }]));
+    const [listed] = await listAll(tenant, collection);
+    expect(listed).toMatchObject({ [name]: "Three", createdAt: new Date(T1).toISOString(), updatedAt: new Date(T3 + 1).toISOString() });
+  });
+
   it("updates changed content: updatedAt moves, createdAt stays", async () => {
     const tenant = await newTenant(server());
     const record = make({ id: "m", [name]: "Before" });
@@ -464,7 +475,7 @@ describe("times returned by the lists", () => {
 
 describe.each(ALL)("body rules of POST /v1/sync/%s", (collection) => {
   const make = FACTORIES[collection]!;
-  const nameField = COLLECTIONS.find((c) => c.name === collection)!.nameField;
+  const named = nameField(collection);
 
   it.each(["{not json", '{"data": [', "", "data=1", '{"data": [] }}'])(
     "refuses the non-JSON body %j with 400 invalid_body",
@@ -558,9 +569,9 @@ describe.each(ALL)("body rules of POST /v1/sync/%s", (collection) => {
     "accepts %s",
     async (contentType) => {
       const tenant = await newTenant(server());
-      const reply = await postRaw(tenant, collection, JSON.stringify({ data: [make({ [nameField]: "João Gonçalves" })] }), contentType);
+      const reply = await postRaw(tenant, collection, JSON.stringify({ data: [make({ [named]: "João Gonçalves" })] }), contentType);
       expect(reply.body).toEqual({ created: 1, updated: 0, unchanged: 0 });
-      expect((await listAll(tenant, collection)).map((r) => r[nameField])).toEqual(["João Gonçalves"]);
+      expect((await listAll(tenant, collection)).map((r) => r[named])).toEqual(["João Gonçalves"]);
     },
   );
 
@@ -568,7 +579,7 @@ describe.each(ALL)("body rules of POST /v1/sync/%s", (collection) => {
   // stored so could never be corrected (a re-send with other content is a 409).
   it("refuses a body that is not valid UTF-8 with 400 and stores nothing", async () => {
     const tenant = await newTenant(server());
-    const latin1 = Buffer.from(JSON.stringify({ data: [make({ [nameField]: "Jo\u00e3o Gon\u00e7alves" })] }), "latin1");
+    const latin1 = Buffer.from(JSON.stringify({ data: [make({ [named]: "Jo\u00e3o Gon\u00e7alves" })] }), "latin1");
     const reply = await postRaw(tenant, collection, latin1);
     expectProblem(reply, 400, "invalid_body");
     expect(reply.body.detail).toMatch(/UTF-8/);

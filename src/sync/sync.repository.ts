@@ -20,7 +20,7 @@ export interface BatchOutcome {
   deliveries: number;
 }
 
-const bodyQueries = new QueryTemplates<{ id: string; body: string; created_at: number }>();
+const bodyQueries = new QueryTemplates<{ id: string; body: string; created_at: number; updated_at: number }>();
 const latestQueries = new QueryTemplates<{ latest: number | string | null }>();
 
 /** The newest createdAt of a tenant's collection (one index probe). */
@@ -35,14 +35,14 @@ async function latestCreatedAt(trx: Transaction<Schema>, table: "withdrawals", t
   return latest === null || latest === undefined ? undefined : Number(latest);
 }
 
-/** What is stored of these ids: each one's body, and when it was first stored. */
+/** What is stored of these ids: each one's body, when it was first stored and last changed. */
 async function storedBodies(trx: Transaction<Schema>, table: "withdrawals", tenantId: number, ids: string[]) {
-  const bodies = new Map<string, { body: string; createdAt: number }>();
+  const bodies = new Map<string, { body: string; createdAt: number; updatedAt: number }>();
   for (const part of fixedChunks(ids)) {
     const query = bodyQueries.fill(trx, `${table}:bodies:${part.length}`, [tenantId, ...part], (s) =>
       trx
         .selectFrom(table)
-        .select(["id", "body", "created_at"])
+        .select(["id", "body", "created_at", "updated_at"])
         .where("tenant_id", "=", s[0])
         .where(
           "id",
@@ -50,7 +50,9 @@ async function storedBodies(trx: Transaction<Schema>, table: "withdrawals", tena
           part.map((_, i) => s[i + 1]),
         ),
     );
-    for (const row of (await trx.executeQuery(query)).rows) bodies.set(row.id, { body: row.body, createdAt: row.created_at });
+    for (const row of (await trx.executeQuery(query)).rows) {
+      bodies.set(row.id, { body: row.body, createdAt: row.created_at, updatedAt: row.updated_at });
+    }
   }
   return bodies;
 }
@@ -104,8 +106,10 @@ export async function writeBatchIn(
   if (outcome.conflicts.length > 0) return outcome;
   // Strictly later than every earlier batch of this list, even if the clock stepped back:
   // a client polling newest-first that stops at the last record it saw misses nothing.
+  // And strictly later than the last change of each record it updates: processes' clocks
+  // differ, and one running behind would move a record's updatedAt back.
   const latest = await latestCreatedAt(trx, table, tenantId);
-  const now = latest === undefined ? clock() : Math.max(clock(), latest + 1);
+  const now = Math.max(clock(), (latest ?? -Infinity) + 1, ...outcome.updated.map((c) => stored.get(c.id)!.updatedAt + 1));
   await insertRows(
     trx,
     collection,
