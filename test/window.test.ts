@@ -12,7 +12,7 @@ import { withdrawals } from "../src/collections/registry.js";
 import { parseListQuery } from "../src/lists/list.query.js";
 import { DAY_BY_DAY, LATE_DAY_MS, windowValues } from "../src/lists/window.js";
 import { withdrawal } from "./support/factories.js";
-import { newTenant, readAll, sync, useServer } from "./support/harness.js";
+import { newTenant, readAll, sync, useServer, type TestTenant } from "./support/harness.js";
 
 const server = useServer();
 
@@ -30,14 +30,10 @@ interface Stored {
 }
 
 /**
- * Stores the grid in ascending createdAt, records sharing one in one batch, so that every
+ * Syncs the records in ascending createdAt, those sharing one in one batch, so that every
  * record is stamped exactly as planned (a list's createdAt never goes backwards).
  */
-async function storeGrid() {
-  const tenant = await newTenant(server());
-  const stored: Stored[] = EVENTS.flatMap((event, e) =>
-    OFFSETS.map((offset, o) => ({ id: `w-${e}-${o}`, event, createdAt: event + offset })),
-  );
+async function storeAsPlanned(tenant: TestTenant, stored: Stored[]): Promise<void> {
   for (const createdAt of [...new Set(stored.map((r) => r.createdAt))].sort((a, b) => a - b)) {
     server().clock.now = createdAt;
     const batch = stored.filter((r) => r.createdAt === createdAt);
@@ -49,6 +45,15 @@ async function storeGrid() {
     );
   }
   server().clock.now = undefined;
+}
+
+/** The grid of event dates and storage offsets around the slack's edges, stored as planned. */
+async function storeGrid() {
+  const tenant = await newTenant(server());
+  const stored: Stored[] = EVENTS.flatMap((event, e) =>
+    OFFSETS.map((offset, o) => ({ id: `w-${e}-${o}`, event, createdAt: event + offset })),
+  );
+  await storeAsPlanned(tenant, stored);
   return { tenant, stored };
 }
 
@@ -97,17 +102,7 @@ async function storeLateAcrossDays() {
       }
     }
   }
-  for (const createdAt of [...new Set(stored.map((r) => r.createdAt))].sort((a, b) => a - b)) {
-    server().clock.now = createdAt;
-    const batch = stored.filter((r) => r.createdAt === createdAt);
-    await sync(
-      server(),
-      tenant,
-      "withdrawals",
-      batch.map((r) => withdrawal({ id: r.id, deliveredAt: iso(r.event) })),
-    );
-  }
-  server().clock.now = undefined;
+  await storeAsPlanned(tenant, stored);
   return { tenant, stored, first: FIRST };
 }
 
