@@ -38,13 +38,13 @@ export async function importNdjson(
   maxLineBytes: number,
 ): Promise<SyncResult> {
   const total: SyncResult = { created: 0, updated: 0, unchanged: 0 };
+  let done = 0;
   const stored = () =>
     done === 0
       ? "nothing was stored"
       : `the ${done} records before it are stored (${total.created} created, ${total.updated} updated, ${total.unchanged} unchanged)`;
   let batch: unknown[] = [];
   let lines: number[] = [];
-  let done = 0;
   const flush = async () => {
     if (batch.length === 0) return;
     try {

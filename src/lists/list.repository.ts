@@ -112,8 +112,8 @@ function buildPage(db: Kysely<Schema>, collection: Collection, order: ListOrder,
     engineOf(db) === "postgres"
       ? ordered.map((arm, i) => db.selectFrom(page(arm).as(`arm_${i}`)).selectAll() as unknown as PageQuery)
       : ordered;
-  if (days.length === 0) arms.push(lateRangeArm(base(false), s));
-  const [first, ...rest] = arms;
+  const late = days.length === 0 ? [lateRangeArm(base(false), s)] : [];
+  const [first, ...rest] = [...arms, ...late];
   return rest
     .reduce((union, arm) => union.unionAll(arm), first!)
     .orderBy("created_at", "desc")
