@@ -78,8 +78,8 @@ export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = {
   maxPerEndpoint: 20,
   recordDelayMs: 20,
   ingesting: () => undefined,
-  yieldIntervalMs: 250,
-  siblingYieldIntervalMs: SECOND,
+  yieldIntervalMs: 500,
+  siblingYieldIntervalMs: 2 * SECOND,
   maxYieldLagMs: 10 * SECOND,
 };
 
