@@ -136,6 +136,16 @@ describe.each(ALL)("POST /v1/sync/%s", (collection) => {
     if (!isTransaction(collection)) expect(listed!.updatedAt).toBe("2027-01-15T08:00:00.123Z");
   });
 
+  it("counts a name repeated within one JSON object with its last value, as documented", async () => {
+    const tenant = await newTenant(server());
+    const record = make({ [name]: "First" });
+    const json = JSON.stringify(record);
+    const reply = await postRaw(tenant, collection, `{"data":[${json.slice(0, -1)},${JSON.stringify(name)}:"Last"}]}`);
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    const [listed] = await listAll(tenant, collection);
+    expect(sentFields(listed!)).toEqual({ ...record, [name]: "Last" });
+  });
+
   it("changes nothing when the same batch is sent again", async () => {
     const tenant = await newTenant(server());
     const batch = [make(), make(), make()];

@@ -9,7 +9,7 @@ const transactionFields = {
   employeeName: Text("Employee's name as it was at the event."),
   productId: Id("Product handed out (or handed in, on returns)."),
   productName: Text("Product's name as it was at the event."),
-  quantity: Type.Integer({ minimum: 1, maximum: 1_000_000, description: "Units, 1 or more." }),
+  quantity: Type.Integer({ minimum: 1, maximum: 1_000_000, description: "Units, 1 to 1,000,000." }),
   costCenterId: Id("Cost center charged."),
   sectorId: Id("Employee's sector at the event."),
   deliveredAt: DateTime("When the device delivered the transaction: the event date that the time window matches."),
