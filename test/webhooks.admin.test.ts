@@ -315,6 +315,24 @@ describe("changing a webhook endpoint", () => {
     expect(receiver.received.map((r) => JSON.parse(r.body).data.id)).toEqual([`waited-${tenant.id}`]);
   });
 
+  it("enabling sends at once also a delivery whose attempt failed after the endpoint was disabled", async () => {
+    const tenant = await tenantWithCleanSlate();
+    const endpoint = await create(tenant);
+    await syncAt(tenant, "withdrawals", [withdrawal({ id: `in-flight-${tenant.id}` })]);
+    receiver.answers = ["hang"];
+    const underWay = deliver();
+    while (receiver.received.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect((await call(tenant, "POST", `${BASE}/${endpoint.id}/disable`)).body.enabled).toBe(false);
+    await underWay; // the attempt times out: its retry would be due 5 s later
+    clock.now += 1000;
+    expect(await deliver()).toBe(0);
+    receiver.received.length = 0;
+
+    expect((await call(tenant, "POST", `${BASE}/${endpoint.id}/enable`)).body.enabled).toBe(true);
+    expect(await deliver()).toBe(1);
+    expect(receiver.received.map((r) => JSON.parse(r.body).data.id)).toEqual([`in-flight-${tenant.id}`]);
+  });
+
   it("refuses a body on disable and enable, but takes an empty object", async () => {
     const tenant = await newTenant(server());
     const endpoint = await create(tenant);

@@ -467,8 +467,12 @@ async function settle(trx: Transaction<Schema>, settled: readonly Settled[]): Pr
       // Only a delivery still as this attempt took it (its count of attempts unchanged) takes the
       // outcome. One replayed meanwhile (count 0) keeps its fresh schedule and only loses this
       // lease, so that it goes at once; one taken again after this lease ran out is left alone.
+      // One paused meanwhile (its endpoint disabled) stays paused with its retry's time, so that
+      // enabling the endpoint sends it at once with the others that waited.
       return sql`update webhook_deliveries
-        set status = case when webhook_deliveries.attempts = v.column7 then v.column4 else webhook_deliveries.status end,
+        set status = case when webhook_deliveries.attempts = v.column7
+            then (case when webhook_deliveries.status = 'paused' and v.column4 = 'pending' then 'paused' else v.column4 end)
+            else webhook_deliveries.status end,
           next_attempt_at = case when webhook_deliveries.attempts = v.column7 then v.column5 else webhook_deliveries.next_attempt_at end,
           updated_at = case when webhook_deliveries.attempts = v.column7 then v.column6 else webhook_deliveries.updated_at end,
           lease_until = null
