@@ -6,6 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "kysely";
 import { parseDatabaseUrl } from "../src/platform/config.js";
+import { keyWith } from "../src/platform/keys.js";
 import { openStorage } from "../src/storage/database.js";
 import { Webhook } from "standardwebhooks";
 import { findTenantBySlug } from "../src/tenants/tenant.repository.js";
@@ -190,6 +191,21 @@ describe("cribline keys", () => {
     expect((await httpGet(`${server.url}/v1/withdrawals`, revoked)).status).toBe(401);
     expect((await httpGet(`${server.url}/v1/withdrawals`, kept)).status).toBe(200);
   });
+
+  it("revokes a key given whole, and refuses text that is neither a key id nor that key", { timeout: SLOW }, async () => {
+    await createTenant("acme");
+    const key = await createKey("acme", "read");
+    const keyId = key.slice(0, 13);
+    // Its id followed by anything else, another well-formed key with the same id, a mistyped id.
+    const other = `${keyId}${"0".repeat(key.length - 13 - 6)}`;
+    const sameIdOtherKey = keyWith(other.slice("crib_".length));
+    for (const wrong of [`${keyId}-not-my-key`, sameIdOtherKey, keyId.slice(0, 12), `${keyId}x`]) {
+      expectRefusal(await workspace().run(["keys", "revoke", wrong]), /no key matches the key given|neither a key id/);
+      expect(await keyListLine(keyId)).toMatch(/active/);
+    }
+    expectSuccess(await workspace().run(["keys", "revoke", key]));
+    expect(await keyListLine(keyId)).toMatch(/revoked/);
+  });
 });
 
 describe("cribline import", () => {
@@ -248,9 +264,10 @@ describe("cribline import", () => {
     expect(importCounts(fixed.stdout)).toEqual({ created: 200, updated: 0, unchanged: 1_000 });
   });
 
-  it("names a line that is not valid JSON", async () => {
+  it("names a line that is not valid JSON and stores nothing of its batch", async () => {
     await createTenant("acme");
-    const lines = withdrawals(6).map((r) => JSON.stringify(r));
+    const records = withdrawals(6);
+    const lines = records.map((r) => JSON.stringify(r));
     lines[4] = '{"id": "half-a-record",';
     const result = await workspace().run([
       "import",
@@ -259,8 +276,12 @@ describe("cribline import", () => {
       "--tenant",
       "acme",
     ]);
-    expect(result.code, result.stdout).not.toBe(0);
-    expect(result.stderr).toMatch(/\bline 5\b.*JSON/);
+    expect(result.code, result.stdout).toBe(1);
+    expect(result.stderr).toMatch(/^cribline: line 5 is not valid JSON; nothing was stored$/m);
+    const fixed = expectSuccess(
+      await workspace().run(["import", "withdrawals", workspace().file("ok.ndjson", ndjson(records)), "--tenant", "acme"]),
+    );
+    expect(importCounts(fixed.stdout)).toEqual({ created: 6, updated: 0, unchanged: 0 });
   });
 });
 

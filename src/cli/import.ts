@@ -66,7 +66,7 @@ export async function importNdjson(
     try {
       batch.push(JSON.parse(text));
     } catch {
-      await flush();
+      // Like any bad line, it stops the import with its batch unstored.
       throw new ImportError(`line ${number} is not valid JSON; ${stored()}`);
     }
     lines.push(number);

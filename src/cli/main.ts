@@ -4,12 +4,12 @@ import { findCollection, COLLECTIONS } from "../collections/registry.js";
 import { buildApp } from "../app.js";
 import { loadConfig, type Config } from "../platform/config.js";
 import { CursorCodec } from "../platform/cursor.js";
-import { parseScopes, KEY_PREFIX, keyIdOf } from "../platform/keys.js";
+import { hashKey, isKeyId, isWellFormedKey, parseScopes, KEY_PREFIX } from "../platform/keys.js";
 import { openStorage, type Storage } from "../storage/database.js";
 import { ensureSchema, migrateToLatest } from "../storage/migrate.js";
 import { seedDemo } from "../demo/demo.service.js";
 import { serve } from "../workers.js";
-import { findTenantBySlug, listKeys, revokeKey } from "../tenants/tenant.repository.js";
+import { findKeyByHash, findTenantBySlug, listKeys, revokeKey } from "../tenants/tenant.repository.js";
 import { createTenant, issueKey } from "../tenants/tenant.service.js";
 import { importNdjson } from "./import.js";
 
@@ -109,7 +109,12 @@ export function buildCli(config: () => Config): Command {
     .description(`revoke a key by its id (${KEY_PREFIX}xxxxxxxx) or the whole key; effective on the next request`)
     .action(async (given: string) =>
       withStorage(config(), async ({ db }) => {
-        const keyId = keyIdOf(given);
+        if (!isKeyId(given) && !isWellFormedKey(given)) {
+          throw new InvalidArgumentError(`"${given}" is neither a key id (${KEY_PREFIX} and 8 letters or digits) nor a whole key`);
+        }
+        // A whole key counts only when it is the stored one: its first characters could be another key's id.
+        const keyId = isKeyId(given) ? given : (await findKeyByHash(db, hashKey(given)))?.keyId;
+        if (keyId === undefined) throw new InvalidArgumentError("no key matches the key given");
         if (!(await revokeKey(db, keyId, Date.now()))) throw new InvalidArgumentError(`no active key ${keyId}`);
         out(`revoked ${keyId}`);
       }),

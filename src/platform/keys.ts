@@ -37,12 +37,24 @@ export interface NewKey {
 export function generateKey(): NewKey {
   let random = "";
   while (random.length < RANDOM_LENGTH) random += BASE62[randomInt(62)];
-  const key = `${KEY_PREFIX}${random}${checksum(random)}`;
+  const key = keyWith(random);
   return { key, keyId: keyIdOf(key), hash: hashKey(key) };
 }
 
+/** The well-formed key of a random part. */
+export function keyWith(random: string): string {
+  return `${KEY_PREFIX}${random}${checksum(random)}`;
+}
+
+const KEY_ID_PATTERN = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{8}$`);
+
 export function keyIdOf(key: string): string {
   return key.slice(0, KEY_PREFIX.length + 8);
+}
+
+/** True when the text has the shape of a key id (the prefix and 8 letters or digits). */
+export function isKeyId(text: string): boolean {
+  return KEY_ID_PATTERN.test(text);
 }
 
 /** True when the key has cribline's shape and its checksum matches. */
