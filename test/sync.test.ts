@@ -225,6 +225,33 @@ describe.each(ALL)("POST /v1/sync/%s", (collection) => {
     expect(await listAll(tenant, collection)).toEqual([]);
   });
 
+  it("says what a time, an id, a text or a choice field takes, optional fields included", async () => {
+    const tenant = await newTenant(server());
+    const kinds = [
+      { bad: "2026-02-30T10:00:00Z", message: /^must be an RFC 3339 date-time/, is: (s: any) => s.format === "date-time" },
+      { bad: "a b", message: /^must be 1 to 64 characters from/, is: (s: any) => s.pattern !== undefined },
+      { bad: "a\u0007", message: /^must be text without control characters$/, is: (s: any) => s.format === "text" },
+      { bad: "broken", message: /^must be one of "/, is: (s: any) => s.anyOf?.every((m: any) => m.const !== undefined) === true },
+    ];
+    const batch: Rec[] = [];
+    const expected: { index: number; field: string; message: RegExp }[] = [];
+    for (const [field, schema] of Object.entries(definition.input.properties) as [string, any][]) {
+      const plain = schema.anyOf?.find((s: any) => s.type !== "null") ?? schema;
+      const kind = kinds.find((k) => k.is(plain));
+      if (kind === undefined) continue;
+      expected.push({ index: batch.length, field, message: kind.message });
+      batch.push(make({ [field]: kind.bad }));
+    }
+    // Optional fields are nullable unions: each is checked too.
+    expect(expected.map((e) => e.field).filter((field) => OPTIONAL[collection]!.includes(field))).toEqual(OPTIONAL[collection]);
+    const reply = await send(tenant, collection, batch);
+    expectProblem(reply, 400, "invalid_records");
+    for (const { index, field, message } of expected) {
+      const error = reply.body.errors.find((e: any) => e.index === index && e.field === field);
+      expect(error?.message, `${index}:${field} in ${JSON.stringify(reply.body.errors)}`).toMatch(message);
+    }
+  });
+
   it.each(["a/b", "c~d", "", "x.y", " ", "__proto__x"])("names the unknown field %j exactly as sent, once", async (field) => {
     const tenant = await newTenant(server());
     const record = make();

@@ -3,7 +3,8 @@
  * reported with its index and the field at fault; nothing is fixed up silently.
  */
 import { TypeCompiler, ValueErrorType, type TypeCheck, type ValueError } from "@sinclair/typebox/compiler";
-import type { TObject } from "@sinclair/typebox";
+import type { TObject, TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
 import type { Collection } from "../collections/define.js";
 import type { ApiRecord } from "../collections/record.js";
 import { ApiError, type RecordError } from "../platform/errors.js";
@@ -48,6 +49,15 @@ function messageOf(error: ValueError, field: string): string {
         : "must be text without control characters";
     case ValueErrorType.StringPattern:
       return "must be 1 to 64 characters from A-Z a-z 0-9 . _ : -";
+    case ValueErrorType.Union: {
+      const members = ((error.schema.anyOf ?? []) as TSchema[]).filter((schema) => schema.type !== "null");
+      if (members.length > 0 && members.every((schema) => schema.const !== undefined)) {
+        return `must be one of ${members.map((schema) => JSON.stringify(schema.const)).join(", ")}`;
+      }
+      // A nullable field: what its one other form says of the value.
+      const first = members.length === 1 ? Value.Errors(members[0]!, error.value).First() : undefined;
+      return first === undefined ? error.message : messageOf(first, field);
+    }
     default:
       return error.message;
   }
