@@ -42,7 +42,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
     },
     bodyLimit: deps.config.syncBodyLimit,
-    return503OnClosing: true,
+    // A request that comes on an open connection while the server closes is answered as any
+    // other, with Connection: close (not a bare 503 outside the problem format).
+    return503OnClosing: false,
     // One log line per request, written when it is answered (below), not two.
     logController: new LogController({ disableRequestLogging: true }),
     clientErrorHandler,

@@ -10,7 +10,7 @@ export function registerHealthRoutes(app: FastifyInstance, { storage }: AppDeps)
       await storage.ping();
     } catch (err) {
       request.log.warn({ err }, "database not reachable");
-      throw new ApiError("service_unavailable", "the database is not reachable");
+      throw new ApiError("service_unavailable", "the database is not reachable", {}, { "retry-after": "1" });
     }
     return { status: "ready" };
   });

@@ -94,7 +94,12 @@ async function stop(running: Running): Promise<void> {
 
 async function get(running: Running, path: string, key?: string) {
   const response = await fetch(`${running.url}${path}`, { headers: key === undefined ? {} : { authorization: `Bearer ${key}` } });
-  return { status: response.status, type: response.headers.get("content-type"), body: (await response.json()) as any };
+  return {
+    status: response.status,
+    type: response.headers.get("content-type"),
+    retryAfter: response.headers.get("retry-after"),
+    body: (await response.json()) as any,
+  };
 }
 
 let database: TestDatabase;
@@ -119,8 +124,10 @@ describe("a database that goes away and comes back", () => {
       const ready = await get(running, "/readyz");
       expect(ready.status).toBe(503);
       expect(ready.body).toMatchObject({ status: 503, code: "service_unavailable" });
+      expect(ready.retryAfter).toBe("1");
       const list = await get(running, "/v1/withdrawals", running.key);
       expect(list.status).toBe(503);
+      expect(list.retryAfter).toBe("1");
       expect(list.type).toMatch(/^application\/problem\+json/);
       expect(list.body).toMatchObject({ code: "service_unavailable" });
       expect((await get(running, "/healthz")).status).toBe(200);

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll } from "vitest";
+import type { FastifyInstance } from "fastify";
 import { buildApp } from "../../src/app.js";
 import { loadConfig, type Config } from "../../src/platform/config.js";
 import { CursorCodec } from "../../src/platform/cursor.js";
@@ -16,6 +17,7 @@ import { Ingestion } from "../../src/webhooks/ingestion.js";
 import { createTestDatabase } from "./databases.js";
 
 export interface TestServer {
+  app: FastifyInstance;
   url: string;
   storage: Storage;
   config: Config;
@@ -57,7 +59,7 @@ export function useServer(env: Record<string, string> = {}): () => TestServer {
       ingestion,
     });
     const url = await app.listen({ port: 0, host: "127.0.0.1" });
-    server = { url, storage, config, clock, ingestion };
+    server = { app, url, storage, config, clock, ingestion };
     close = async () => {
       await app.close();
       await storage.close();
