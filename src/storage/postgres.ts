@@ -41,30 +41,9 @@ function preparing(client: pg.PoolClient, onError: (err: Error) => void): pg.Poo
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as { query: unknown }).query = (text: unknown, values?: unknown[]) => {
     const name = typeof text === "string" ? statementName(text) : undefined;
-    const result = name === undefined ? query(text, values) : query({ name, text, values });
-    return result instanceof Promise ? result.catch((error: unknown) => abandonOnReadTimeout(client, error)) : result;
+    return name === undefined ? query(text, values) : query({ name, text, values });
   };
   return client;
-}
-
-/**
- * How much longer than the statement timeout a query may go unanswered before the connection
- * is given up: PostgreSQL answers a statement it cancelled within this, so only a connection
- * gone silent (a network that drops packets instead of refusing them) reaches it.
- */
-const READ_TIMEOUT_GRACE_MS = 2000;
-const READ_TIMEOUT = "Query read timeout";
-
-/**
- * A query that timed out on the client leaves its connection in an unknown state: it is
- * closed, so the pool drops it instead of handing it to the next request (which would wait
- * for the same silence). Rethrows the error, a 503 (isUnavailable).
- */
-function abandonOnReadTimeout(client: pg.PoolClient, error: unknown): never {
-  if (error instanceof Error && error.message === READ_TIMEOUT) {
-    (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
-  }
-  throw error;
 }
 
 function isPreparable(text: string): boolean {
@@ -93,11 +72,6 @@ export function openPostgresStorage(options: PostgresOptions): Storage {
     types,
     // One slow query cannot hold a connection for ever; PostgreSQL cancels it (57014).
     statement_timeout: options.statementTimeoutMs,
-    // The statement timeout is the server's: a connection gone silent never hears of it.
-    query_timeout: options.statementTimeoutMs === 0 ? undefined : options.statementTimeoutMs + READ_TIMEOUT_GRACE_MS,
-    // Idle connections that went silent are found out instead of being handed to a request.
-    keepAlive: true,
-    keepAliveInitialDelayMillis: 10_000,
     // A request waits at most this long for a connection while the database is unreachable.
     connectionTimeoutMillis: 5000,
     idleTimeoutMillis: 30_000,
@@ -148,7 +122,5 @@ function isUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   if (typeof code === "string" && (UNAVAILABLE_STATES.test(code) || NETWORK_CODES.has(code))) return true;
   // The pool's and the client's own messages when no connection can be had or it dropped.
-  return /timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|Query read timeout/i.test(
-    error.message,
-  );
+  return /timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error/i.test(error.message);
 }
