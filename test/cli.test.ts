@@ -6,7 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "kysely";
 import { parseDatabaseUrl } from "../src/platform/config.js";
-import { keyWith } from "../src/platform/keys.js";
+import { KEY_PREFIX, keyWith } from "../src/platform/keys.js";
 import { openStorage } from "../src/storage/database.js";
 import { Webhook } from "standardwebhooks";
 import { findTenantBySlug } from "../src/tenants/tenant.repository.js";
@@ -198,7 +198,7 @@ describe("cribline keys", () => {
     const keyId = key.slice(0, 13);
     // Its id followed by anything else, another well-formed key with the same id, a mistyped id.
     const other = `${keyId}${"0".repeat(key.length - 13 - 6)}`;
-    const sameIdOtherKey = keyWith(other.slice("crib_".length));
+    const sameIdOtherKey = keyWith(other.slice(KEY_PREFIX.length));
     for (const wrong of [`${keyId}-not-my-key`, sameIdOtherKey, keyId.slice(0, 12), `${keyId}x`]) {
       expectRefusal(await workspace().run(["keys", "revoke", wrong]), /no key matches the key given|neither a key id/);
       expect(await keyListLine(keyId)).toMatch(/active/);

@@ -109,11 +109,12 @@ export function buildCli(config: () => Config): Command {
     .description(`revoke a key by its id (${KEY_PREFIX}xxxxxxxx) or the whole key; effective on the next request`)
     .action(async (given: string) =>
       withStorage(config(), async ({ db }) => {
-        if (!isKeyId(given) && !isWellFormedKey(given)) {
+        const byId = isKeyId(given);
+        if (!byId && !isWellFormedKey(given)) {
           throw new InvalidArgumentError(`"${given}" is neither a key id (${KEY_PREFIX} and 8 letters or digits) nor a whole key`);
         }
         // A whole key counts only when it is the stored one: its first characters could be another key's id.
-        const keyId = isKeyId(given) ? given : (await findKeyByHash(db, hashKey(given)))?.keyId;
+        const keyId = byId ? given : (await findKeyByHash(db, hashKey(given)))?.keyId;
         if (keyId === undefined) throw new InvalidArgumentError("no key matches the key given");
         if (!(await revokeKey(db, keyId, Date.now()))) throw new InvalidArgumentError(`no active key ${keyId}`);
         out(`revoked ${keyId}`);

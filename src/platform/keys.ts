@@ -11,6 +11,8 @@ export const KEY_PREFIX = "crib_";
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const RANDOM_LENGTH = 32;
 const CHECKSUM_LENGTH = 6;
+/** A key id is the prefix and this many random characters. */
+const KEY_ID_RANDOM = 8;
 const KEY_PATTERN = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${RANDOM_LENGTH + CHECKSUM_LENGTH}}$`);
 
 export const SCOPES = ["read", "sync", "admin"] as const;
@@ -46,10 +48,10 @@ export function keyWith(random: string): string {
   return `${KEY_PREFIX}${random}${checksum(random)}`;
 }
 
-const KEY_ID_PATTERN = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{8}$`);
+const KEY_ID_PATTERN = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${KEY_ID_RANDOM}}$`);
 
 export function keyIdOf(key: string): string {
-  return key.slice(0, KEY_PREFIX.length + 8);
+  return key.slice(0, KEY_PREFIX.length + KEY_ID_RANDOM);
 }
 
 /** True when the text has the shape of a key id (the prefix and 8 letters or digits). */
