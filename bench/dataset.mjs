@@ -583,10 +583,20 @@ async function lookupsWith(all, where, { deepOffset = 500_000, windowDaysBack = 
 }
 
 /**
- * `count` sync request bodies of `size` new, valid withdrawals each, serialised ahead of
- * time. Ids are unique per run (`stamp`) and per body; contents vary like real traffic.
+ * The share of synced records that arrive late, as in the data set (`cribline demo`: about
+ * 3 % of records come from a device that was offline). A late record's event date is 1 hour
+ * to 5 days before its sync, skewed to the short end; every other record's is 1 s to 10 min
+ * before (70 % within 30 s), as the data set's.
  */
-export function syncBodies(templates, { count, size = 1000, stamp, first = 0 }) {
+export const LATE_SHARE = 0.03;
+const HOUR = 3_600_000;
+
+/**
+ * `count` sync request bodies of `size` new, valid withdrawals each, serialised ahead of
+ * time. Ids are unique per run (`stamp`) and per body; contents vary like real traffic, and
+ * a share `late` of the records (LATE_SHARE unless given) has an event date long past.
+ */
+export function syncBodies(templates, { count, size = 1000, stamp, first = 0, late = LATE_SHARE }) {
   let seed = 0x9e3779b9 ^ first;
   const random = () => {
     seed = (seed + 0x6d2b79f5) >>> 0;
@@ -605,10 +615,16 @@ export function syncBodies(templates, { count, size = 1000, stamp, first = 0 }) 
         ...t,
         id: `bench-${stamp}-${String(b).padStart(4, "0")}-${String(i).padStart(4, "0")}`,
         quantity: 1 + Math.floor(random() * 3),
-        deliveredAt: new Date(now - Math.floor(random() * 3 * DAY)).toISOString(),
+        deliveredAt: new Date(now - eventDelay(random, late)).toISOString(),
       });
     }
     bodies.push(JSON.stringify({ data }));
   }
   return bodies;
+}
+
+/** How long before its sync a record's event happened (see LATE_SHARE). */
+function eventDelay(random, late) {
+  if (random() < late) return Math.floor(HOUR * Math.exp(random() * Math.log(120)));
+  return random() < 0.7 ? 1000 + Math.floor(random() * 29_000) : 30_000 + Math.floor(random() * 570_000);
 }
