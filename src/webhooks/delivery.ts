@@ -78,8 +78,8 @@ export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = {
   maxPerEndpoint: 20,
   recordDelayMs: 20,
   ingesting: () => undefined,
-  yieldIntervalMs: 500,
-  siblingYieldIntervalMs: 2 * SECOND,
+  yieldIntervalMs: SECOND,
+  siblingYieldIntervalMs: 4 * SECOND,
   maxYieldLagMs: 10 * SECOND,
 };
 
