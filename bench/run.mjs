@@ -8,9 +8,9 @@
  *   3. it starts its server in a child process (so autocannon, here, does not share the
  *      server's event loop): bench/server.mjs, or the real `cribline serve --workers 2`; runs
  *      every scenario with the same connections and duration (the page scenarios in turn,
- *      round after round), then the webhook scenarios (webhooks.mjs: endpoints on loopback
- *      receivers in another child, bench/receiver.mjs, made for them and deleted after), with
- *      sync with and without endpoints in alternating rounds, reads the server's peak RSS,
+ *      round after round), then the sync scenarios, the webhook scenarios among them
+ *      (webhooks.mjs: endpoints on loopback receivers in another child, bench/receiver.mjs,
+ *      made for them and deleted after), in alternating rounds, reads the server's peak RSS,
  *      and stops it.
  * Configurations run one after another, never together.
  *
@@ -438,9 +438,9 @@ const ROWS = [
   { id: "name", name: "name prefix", kind: "ratio", reference: "first", min: "filteredVsFirst" },
   { id: "employee", name: "employeeId", kind: "ratio", reference: "first", min: "filteredVsFirst" },
   { id: "sync1", name: "sync, 1 sender (1,000/batch)", kind: "sync", connections: 1 },
-  // The worst case of the same: every record synced late enters the late-record indexes too.
-  { id: "syncLate", name: "sync, 1 sender, every record late", kind: "sync", connections: 1, noTarget: true },
   { id: "sync2", name: "sync, 2 senders (1,000/batch)", kind: "sync", connections: 2 },
+  // The worst case of sync1: every record synced late enters the late-record indexes too.
+  { id: "syncLate", name: "sync, 1 sender, every record late", kind: "sync", connections: 1, noTarget: true },
   { id: "delay", name: "webhook delay (sync 200 → receiver)", kind: "delay" },
   {
     id: "syncHooks",
@@ -493,9 +493,8 @@ async function runConfiguration(config, engine) {
     const stamp = `${Date.now().toString(36)}${config.id}`;
     const spare = 2 * 2;
     const batches = { count: settings.syncBatches + spare, size: settings.syncBatchSize, stamp };
-    // Sync with and without endpoints, and with every record late, go in rounds, each round
-    // its own bodies (ids unique by `first`), after a round of warm-up (index 0) like the page
-    // scenarios'.
+    // The sync scenarios go in rounds, each round its own bodies (ids unique by `first`), after
+    // a round of warm-up (index 0) like the page scenarios'.
     const inRounds = (first, late) => {
       const count = settings.syncBatches / settings.rounds + spare;
       return Array.from({ length: settings.rounds + 1 }, (_, round) =>
@@ -559,7 +558,7 @@ async function runConfiguration(config, engine) {
  * with endpoints made for it and deleted after (their undelivered deliveries with them), so
  * no other scenario runs with an endpoint: first the delay from a single-record sync's
  * acknowledgement to its event at one endpoint, then, in alternating rounds after a round of
- * warm-up, sync1, sync with every record late, sync with two senders and sync with
+ * warm-up, sync1, sync with two senders, sync with every record late and sync with
  * `webhookEndpoints` endpoints (judged against sync1; its backlog would otherwise be in the
  * delay's way, and each round's endpoints are deleted before the next round).
  * A scenario that cannot run is that cell's FAIL, not the configuration's error.
@@ -583,8 +582,8 @@ async function runSyncScenarios(target, bodies, results) {
             `acknowledged events received, ${delay.duplicates} duplicate(s); sent in ${delay.sendSeconds.toFixed(1)} s\n`,
     );
 
-    // Sync with no endpoint (sync1, also the reference of the absolute target), with every
-    // record late, with two senders and with endpoints, in alternating rounds: compared side by
+    // Sync with no endpoint (sync1, also the reference of the absolute target), with two
+    // senders, with every record late and with endpoints, in alternating rounds: compared side by
     // side, and none of them measured on a server that has not synced yet (SQLite's WAL file
     // grows during the first batches, and writes that extend a file cost more than overwrites).
     const [syncRow, lateRow, twoRow] = ["sync1", "syncLate", "sync2"].map((id) => ROWS.find((row) => row.id === id));
@@ -597,32 +596,33 @@ async function runSyncScenarios(target, bodies, results) {
     // first round with endpoints ran at 0.6 to 0.8 of the later rounds' rate on PostgreSQL.
     for (let round = settings.warmup > 0 ? 0 : 1; round <= settings.rounds; round += 1) {
       const title = round === 0 ? "warm-up round, not counted" : `round ${round} of ${settings.rounds}`;
-      process.stdout.write(`  ${syncRow.name} / ${lateRow.name} / ${twoRow.name} / ${hooksRow.name}, ${title} ...`);
+      process.stdout.write(`  ${syncRow.name} / ${twoRow.name} / ${lateRow.name} / ${hooksRow.name}, ${title} ...`);
       const without = await loadSync(target, "withdrawals", bodies.sync1[round], syncRow.connections, perBatches);
-      const late = await loadSync(target, "withdrawals", bodies.syncLate[round], lateRow.connections, perBatches);
       const both = await loadSync(target, "withdrawals", bodies.sync2[round], twoRow.connections, perBatches);
-      const hooks = await orFailure(() => syncWithEndpoints(target, receivers, bodies.syncHooks[round], hooksRow.connections, perBatches));
-      if (hooks.error !== undefined) {
-        process.stdout.write(` failed: ${hooks.error}\n`);
-        results.syncHooks = hooks;
-        break;
-      }
+      // After the two judged by an absolute target: it writes more pages, which a checkpoint
+      // (SQLite) or vacuum (PostgreSQL) then has to write back.
+      const late = await loadSync(target, "withdrawals", bodies.syncLate[round], lateRow.connections, perBatches);
+      // Once it has failed, the other scenarios' rounds go on without it.
+      const hooks =
+        results.syncHooks === undefined
+          ? await orFailure(() => syncWithEndpoints(target, receivers, bodies.syncHooks[round], hooksRow.connections, perBatches))
+          : results.syncHooks;
+      if (hooks.error !== undefined) results.syncHooks = hooks;
       if (round > 0) {
         plain.push(without);
         allLate.push(late);
         two.push(both);
-        hooked.push(hooks);
+        if (hooks.error === undefined) hooked.push(hooks);
       }
-      const figures = [without, late, both, hooks].map((r) => r.recordsPerSecond.toFixed(0));
-      process.stdout.write(` ${figures.join(" / ")} records/s\n`);
+      const figures = [without, both, late, hooks].map((r) => (r.error === undefined ? r.recordsPerSecond.toFixed(0) : "FAIL"));
+      const failure = hooks.error === undefined ? "" : ` (${hooksRow.name}: ${hooks.error})`;
+      process.stdout.write(` ${figures.join(" / ")} records/s${failure}\n`);
     }
-    results.sync1 = combineRounds(plain);
-    log(`  ${syncRow.name}: ${results.sync1.recordsPerSecond.toFixed(0)} records/s (rounds: ${perRound(results.sync1.rounds)})`);
     for (const [row, rounds] of [
-      [lateRow, allLate],
+      [syncRow, plain],
       [twoRow, two],
+      [lateRow, allLate],
     ]) {
-      if (rounds.length === 0) continue;
       results[row.id] = combineRounds(rounds);
       log(`  ${row.name}: ${results[row.id].recordsPerSecond.toFixed(0)} records/s (rounds: ${perRound(results[row.id].rounds)})`);
     }
@@ -680,7 +680,7 @@ async function main() {
   log(
     `load: autocannon, ${settings.connections} connections, ${settings.warmup} s warm-up + ${settings.duration} s per page scenario ` +
       `in ${settings.rounds} rounds; sync: ${settings.syncBatches} batches of ${settings.syncBatchSize} per scenario ` +
-      `(with and without endpoints in ${settings.rounds} alternating rounds); webhook delay: ${settings.webhookEvents} ` +
+      `(every sync scenario in ${settings.rounds} alternating rounds${settings.warmup > 0 ? ", after a warm-up round" : ""}); webhook delay: ${settings.webhookEvents} ` +
       `single-record syncs at ${settings.webhookRate}/s; the same for every configuration`,
   );
   const runStarted = performance.now();
