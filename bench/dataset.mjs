@@ -588,7 +588,7 @@ async function lookupsWith(all, where, { deepOffset = 500_000, windowDaysBack = 
  * to 5 days before its sync, skewed to the short end; every other record's is 1 s to 10 min
  * before (70 % within 30 s), as the data set's.
  */
-export const LATE_SHARE = 0.03;
+const LATE_SHARE = 0.03;
 const HOUR = 3_600_000;
 
 /**
