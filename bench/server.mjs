@@ -32,11 +32,10 @@ import { DeliveryLoop } from "../dist/webhooks/delivery.js";
 import { Ingestion } from "../dist/webhooks/ingestion.js";
 import { RetentionSweeper } from "../dist/webhooks/retention.js";
 
-// The same runtime policy as `cribline serve` (startServer), so the bench measures what ships.
-tuneRuntime();
-
 const tenantSlug = process.env.BENCH_TENANT ?? "bench";
 const config = loadConfig(process.env);
+// The same runtime policy as `cribline serve` (startServer), so the bench measures what ships.
+tuneRuntime(config.database.engine);
 if (config.cursorSecret === undefined) throw new Error("bench/server.mjs needs CRIBLINE_CURSOR_SECRET (run.mjs sets it)");
 
 const storage = await openStorage(config.database);

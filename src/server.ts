@@ -37,7 +37,7 @@ export interface StartOptions {
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const print = options.print ?? console.log;
-  tuneRuntime();
+  tuneRuntime(config.database.engine);
   // Until the app's logger exists, a lost idle connection is reported on stderr.
   let onBackgroundError = (err: Error): void => void process.stderr.write(`cribline: database connection lost: ${err.message}\n`);
   const storage = await openStorage(config.database, { onBackgroundError: (err) => onBackgroundError(err) });
