@@ -33,6 +33,7 @@ import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { sql } from "kysely";
 import pg from "pg";
+import { lateDelay, quickDelay } from "../dist/demo/demo.data.js";
 import { withoutPassword } from "../dist/storage/database.js";
 
 /**
@@ -584,12 +585,11 @@ async function lookupsWith(all, where, { deepOffset = 500_000, windowDaysBack = 
 
 /**
  * The share of synced records that arrive late, as in the data set (`cribline demo`: about
- * 3 % of records come from a device that was offline). A late record's event date is 1 hour
- * to 5 days before its sync, skewed to the short end; every other record's is 1 s to 10 min
- * before (70 % within 30 s), as the data set's.
+ * 3 % of records come from a device that was offline). Their delays are the data set's own
+ * (demo.data.ts): a late record's event date is 1 hour to 5 days before its sync, skewed to
+ * the short end; every other record's is 1 s to 10 min before (70 % within 30 s).
  */
 const LATE_SHARE = 0.03;
-const HOUR = 3_600_000;
 
 /**
  * `count` sync request bodies of `size` new, valid withdrawals each, serialised ahead of
@@ -615,16 +615,10 @@ export function syncBodies(templates, { count, size = 1000, stamp, first = 0, la
         ...t,
         id: `bench-${stamp}-${String(b).padStart(4, "0")}-${String(i).padStart(4, "0")}`,
         quantity: 1 + Math.floor(random() * 3),
-        deliveredAt: new Date(now - eventDelay(random, late)).toISOString(),
+        deliveredAt: new Date(now - (random() < late ? lateDelay(random) : quickDelay(random))).toISOString(),
       });
     }
     bodies.push(JSON.stringify({ data }));
   }
   return bodies;
-}
-
-/** How long before its sync a record's event happened (see LATE_SHARE). */
-function eventDelay(random, late) {
-  if (random() < late) return Math.floor(HOUR * Math.exp(random() * Math.log(120)));
-  return random() < 0.7 ? 1000 + Math.floor(random() * 29_000) : 30_000 + Math.floor(random() * 570_000);
 }

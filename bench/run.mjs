@@ -586,22 +586,20 @@ async function runSyncScenarios(target, bodies, results) {
     // senders, with every record late and with endpoints, in alternating rounds: compared side by
     // side, and none of them measured on a server that has not synced yet (SQLite's WAL file
     // grows during the first batches, and writes that extend a file cost more than overwrites).
-    const [syncRow, lateRow, twoRow] = ["sync1", "syncLate", "sync2"].map((id) => ROWS.find((row) => row.id === id));
-    const plain = [];
-    const allLate = [];
-    const two = [];
+    // In this order: the all-late scenario last, after the two judged by an absolute target,
+    // since it writes more pages, which a checkpoint (SQLite) or vacuum (PostgreSQL) then has
+    // to write back.
+    const plainRows = ["sync1", "sync2", "syncLate"].map((id) => ROWS.find((row) => row.id === id));
+    const plain = Object.fromEntries(plainRows.map((row) => [row.id, []]));
     const hooked = [];
     const perBatches = settings.syncBatches / settings.rounds;
     // Round 0 warms up and is not counted, as the page scenarios' warm-up: in three runs the
     // first round with endpoints ran at 0.6 to 0.8 of the later rounds' rate on PostgreSQL.
     for (let round = settings.warmup > 0 ? 0 : 1; round <= settings.rounds; round += 1) {
       const title = round === 0 ? "warm-up round, not counted" : `round ${round} of ${settings.rounds}`;
-      process.stdout.write(`  ${syncRow.name} / ${twoRow.name} / ${lateRow.name} / ${hooksRow.name}, ${title} ...`);
-      const without = await loadSync(target, "withdrawals", bodies.sync1[round], syncRow.connections, perBatches);
-      const both = await loadSync(target, "withdrawals", bodies.sync2[round], twoRow.connections, perBatches);
-      // After the two judged by an absolute target: it writes more pages, which a checkpoint
-      // (SQLite) or vacuum (PostgreSQL) then has to write back.
-      const late = await loadSync(target, "withdrawals", bodies.syncLate[round], lateRow.connections, perBatches);
+      process.stdout.write(`  ${[...plainRows, hooksRow].map((row) => row.name).join(" / ")}, ${title} ...`);
+      const measured = [];
+      for (const row of plainRows) measured.push(await loadSync(target, "withdrawals", bodies[row.id][round], row.connections, perBatches));
       // Once it has failed, the other scenarios' rounds go on without it.
       const hooks =
         results.syncHooks === undefined
@@ -609,21 +607,15 @@ async function runSyncScenarios(target, bodies, results) {
           : results.syncHooks;
       if (hooks.error !== undefined) results.syncHooks = hooks;
       if (round > 0) {
-        plain.push(without);
-        allLate.push(late);
-        two.push(both);
+        plainRows.forEach((row, i) => plain[row.id].push(measured[i]));
         if (hooks.error === undefined) hooked.push(hooks);
       }
-      const figures = [without, both, late, hooks].map((r) => (r.error === undefined ? r.recordsPerSecond.toFixed(0) : "FAIL"));
+      const figures = [...measured, hooks].map((r) => (r.error === undefined ? r.recordsPerSecond.toFixed(0) : "FAIL"));
       const failure = hooks.error === undefined ? "" : ` (${hooksRow.name}: ${hooks.error})`;
       process.stdout.write(` ${figures.join(" / ")} records/s${failure}\n`);
     }
-    for (const [row, rounds] of [
-      [syncRow, plain],
-      [twoRow, two],
-      [lateRow, allLate],
-    ]) {
-      results[row.id] = combineRounds(rounds);
+    for (const row of plainRows) {
+      results[row.id] = combineRounds(plain[row.id]);
       log(`  ${row.name}: ${results[row.id].recordsPerSecond.toFixed(0)} records/s (rounds: ${perRound(results[row.id].rounds)})`);
     }
     if (results.syncHooks === undefined) {

@@ -345,9 +345,10 @@ function eventTime(c: Ctx, training = false): number {
   }
 }
 
-const quickDelay = (r: Rng) => (r() < 0.7 ? int(r, 1_000, 30_000) : int(r, 30_000, 10 * MINUTE));
+/** A device online: seconds to minutes (also the bench's sync workload, bench/dataset.mjs). */
+export const quickDelay = (r: Rng) => (r() < 0.7 ? int(r, 1_000, 30_000) : int(r, 30_000, 10 * MINUTE));
 /** An offline device: hours to several days, skewed to the short end. */
-const lateDelay = (r: Rng) => Math.floor(HOUR * Math.exp(r() * Math.log(120)));
+export const lateDelay = (r: Rng) => Math.floor(HOUR * Math.exp(r() * Math.log(120)));
 
 /**
  * Turns drafts into items with a server createdAt. Per source (device), in event order:
