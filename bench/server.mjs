@@ -1,17 +1,15 @@
 /**
  * The server under test, run by bench/run.mjs as a child process so that the load
- * generator does not share its event loop. It builds the app exactly as `cribline serve`
- * does in one process (src/server.ts: open storage, ready the schema, buildApp) from the
- * same environment (DATABASE_URL, CRIBLINE_CURSOR_SECRET, LOG_LEVEL, PORT, HOST), on SQLite
- * or PostgreSQL, and adds one route:
+ * generator does not share its event loop. It is a `cribline serve` process in one process,
+ * made by the same runtime factory (src/runtime.ts: the memory policy, open storage, ready the
+ * schema, buildApp, the webhook delivery loop and the webhook log's retention sweeper) from the
+ * same environment (DATABASE_URL, CRIBLINE_CURSOR_SECRET, LOG_LEVEL, PORT, HOST,
+ * CRIBLINE_WEBHOOKS_ALLOW_PRIVATE, which run.mjs sets: its receivers are on loopback), on
+ * SQLite or PostgreSQL, and adds one route:
  *
  *   GET /bench/fixed-page  a precomputed page of 20 withdrawals, serialised with the
  *                          withdrawals list's response schema, without auth or database:
  *                          the framework's ceiling for a page of this size.
- *
- * Like every `cribline serve` process it runs the webhook delivery loop, with the same
- * options (CRIBLINE_WEBHOOKS_ALLOW_PRIVATE, which run.mjs sets: its receivers are on loopback),
- * and prunes the webhook log (CRIBLINE_WEBHOOK_RETENTION_DAYS).
  *
  * Logs go to stdout, which run.mjs points at /dev/null; the address is reported on fd 3
  * (stderr when fd 3 is not open) as one JSON line: {"url": "http://127.0.0.1:PORT"}.
@@ -20,45 +18,21 @@
  */
 import { writeSync } from "node:fs";
 import { Type } from "@sinclair/typebox";
-import { buildApp } from "../dist/app.js";
 import { withdrawals } from "../dist/collections/registry.js";
 import { toApiRecord } from "../dist/collections/record.js";
 import { loadConfig } from "../dist/platform/config.js";
-import { cursorCodecFor } from "../dist/platform/cursor-secret.js";
-import { openStorage } from "../dist/storage/database.js";
-import { ensureSchema } from "../dist/storage/migrate.js";
-import { tuneRuntime } from "../dist/platform/runtime.js";
-import { DeliveryLoop } from "../dist/webhooks/delivery.js";
-import { Ingestion } from "../dist/webhooks/ingestion.js";
-import { RetentionSweeper } from "../dist/webhooks/retention.js";
+import { CursorCodec } from "../dist/platform/cursor.js";
+import { createRuntime } from "../dist/runtime.js";
 
 const tenantSlug = process.env.BENCH_TENANT ?? "bench";
 const config = loadConfig(process.env);
-// The same runtime policy as `cribline serve` (startServer), so the bench measures what ships.
-tuneRuntime(config.database.engine);
 if (config.cursorSecret === undefined) throw new Error("bench/server.mjs needs CRIBLINE_CURSOR_SECRET (run.mjs sets it)");
-
-const storage = await openStorage(config.database);
-// As serve does: SQLite migrates itself; a PostgreSQL schema is only checked (the bench
-// migrated its cache with `cribline migrate`, as an operator would).
-await ensureSchema(storage);
-const cursors = await cursorCodecFor(config, storage);
-// As startServer (src/server.ts): every process sends webhooks, a sync that queued
-// deliveries wakes its own process's loop, and the loop gives way while syncs keep it busy.
-let onDeliveryError = (err) => process.stderr.write(`bench server: webhook delivery failed: ${err}\n`);
-const ingestion = new Ingestion();
-const deliveries = new DeliveryLoop(storage.db, { allowPrivate: config.webhooksAllowPrivate, ingesting: () => ingestion.busy() }, (err) =>
-  onDeliveryError(err),
-);
-const app = await buildApp({ config, storage, cursors, deliveriesQueued: () => deliveries.wake(), ingestion });
-onDeliveryError = (err) => app.log.error({ err }, "webhook delivery failed");
-// As startServer: the webhook log is pruned now and then (its first sweep a minute after start).
-const retention =
-  config.webhookRetentionDays === 0
-    ? undefined
-    : new RetentionSweeper(storage.db, { keepDays: config.webhookRetentionDays }, undefined, (err) =>
-        app.log.error({ err }, "pruning the webhook log failed"),
-      );
+// The bench's database is made by `cribline demo` and, on PostgreSQL, migrated by `cribline
+// migrate`, as an operator would: serve only readies it (migrates SQLite, checks PostgreSQL).
+const runtime = await createRuntime(config, { seedDemo: false });
+const { app, storage } = runtime;
+// The app signs cursors with the configured secret; the precomputed page's is signed alike.
+const cursors = new CursorCodec(config.cursorSecret);
 
 // The same shape as the withdrawals list's 200 response (src/lists/list.routes.ts, pageSchema).
 const FixedPage = Type.Object(
@@ -71,24 +45,20 @@ const FixedPage = Type.Object(
 const fixedPage = await precomputedPage();
 app.get("/bench/fixed-page", { schema: { hide: true, response: { 200: FixedPage } } }, async () => fixedPage);
 
-const url = await app.listen({ port: config.port, host: config.host });
+const url = await runtime.listen();
 report({ url, pid: process.pid });
-deliveries.start();
-retention?.start();
 
 let closing = false;
 process.on("SIGTERM", () => {
   if (closing) return;
   closing = true;
-  Promise.all([app.close(), deliveries.stop(), retention?.stop()])
-    .then(() => storage.close())
-    .then(
-      () => process.exit(0),
-      (error) => {
-        process.stderr.write(`bench server: shutdown failed: ${error}\n`);
-        process.exit(1);
-      },
-    );
+  runtime.close().then(
+    () => process.exit(0),
+    (error) => {
+      process.stderr.write(`bench server: shutdown failed: ${error}\n`);
+      process.exit(1);
+    },
+  );
 });
 
 /** The bench tenant's real first page of withdrawals, as the API returns it, with a real cursor. */

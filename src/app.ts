@@ -1,6 +1,6 @@
 /**
- * Builds the whole HTTP application without listening: tests and the server entry both
- * use it. Everything it needs comes in as arguments.
+ * Builds the whole HTTP application without listening: tests and the runtime (runtime.ts)
+ * both use it. Everything it needs comes in as arguments.
  */
 import { randomUUID } from "node:crypto";
 import Fastify, { LogController, type FastifyInstance } from "fastify";
@@ -14,10 +14,12 @@ import type { CursorCodec } from "./platform/cursor.js";
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from "./platform/http-errors.js";
 import { installJsonBodyParser } from "./platform/json-body.js";
 import { Problem } from "./platform/problem.js";
-import type { Storage } from "./storage/database.js";
+import { RouteBook } from "./platform/route-book.js";
+import type { Storage } from "./storage/storage.js";
 import { registerSyncRoutes } from "./sync/sync.routes.js";
-import type { Ingestion } from "./webhooks/ingestion.js";
-import { registerWebhookRoutes } from "./webhooks/webhook.routes.js";
+import { installAuth } from "./tenants/auth.hooks.js";
+import { registerWebhookRoutes } from "./webhooks/admin/webhook.routes.js";
+import type { Ingestion } from "./webhooks/delivery/ingestion.js";
 
 export interface AppDeps {
   config: Config;
@@ -79,10 +81,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     app.addSchema(collection.item);
     app.addSchema(collection.input);
   }
+  // Both book every route registered after them: the table of routes, and the key checks
+  // of the routes that declare a scope.
+  const routes = new RouteBook(app);
+  app.decorate("routeBook", routes);
+  const { storage, cursors, config } = deps;
+  const { db } = storage;
+  const clock = deps.clock ?? Date.now;
+  installAuth(app, db);
   await registerDocs(app);
-  registerHealthRoutes(app, deps);
-  registerListRoutes(app, deps);
-  registerSyncRoutes(app, deps);
-  registerWebhookRoutes(app, deps);
+  registerHealthRoutes(app, storage);
+  registerListRoutes(app, { db, cursors });
+  registerSyncRoutes(app, { db, clock, deliveriesQueued: deps.deliveriesQueued, ingestion: deps.ingestion });
+  registerWebhookRoutes(app, { db, cursors, clock, allowPrivate: config.webhooksAllowPrivate });
+  routes.refuseOtherMethods(app);
   return app;
 }

@@ -7,16 +7,15 @@
  */
 import cluster, { type Worker } from "node:cluster";
 import { availableParallelism } from "node:os";
-import { seedDemoOnFirstStart } from "./demo/demo.service.js";
 import { ConfigError, type Config } from "./platform/config.js";
+import { prepareDatabase } from "./runtime.js";
 import { announceDemo, serveForever } from "./server.js";
-import { openStorage } from "./storage/database.js";
-import { ensureSchema } from "./storage/migrate.js";
-import type { Siblings } from "./webhooks/ingestion.js";
+import { ENGINES } from "./storage/engine.js";
+import type { Siblings } from "./webhooks/delivery/ingestion.js";
 
 /** One process per core on PostgreSQL; the embedded database is served by one process. */
 export function workerCount(config: Config, requested: number | undefined): number {
-  if (config.database.engine === "sqlite") {
+  if (!ENGINES[config.database.engine].sharedByProcesses) {
     if (requested !== undefined && requested > 1) {
       throw new ConfigError("--workers above 1 needs PostgreSQL: the embedded SQLite database is served by one process");
     }
@@ -29,7 +28,7 @@ const RESTART_DELAY_MS = 1000;
 
 /**
  * A worker's word to the others, relayed by the primary: its share of recent time spent
- * serving syncs (webhooks/ingestion.ts).
+ * serving syncs (webhooks/delivery/ingestion.ts).
  */
 const INGESTING = "cribline:ingesting";
 
@@ -66,19 +65,10 @@ export async function serve(config: Config, requested: number | undefined): Prom
   }
   const workers = workerCount(config, requested);
   if (workers === 1) return serveForever(config);
-  await prepareOnce(config);
+  // The primary readies the database once; the workers then start on it as it is.
+  const demo = await prepareDatabase(config);
+  if (demo !== undefined) announceDemo(demo, `http://localhost:${config.port}`, console.log);
   await runPrimary(workers, config);
-}
-
-async function prepareOnce(config: Config): Promise<void> {
-  const storage = await openStorage(config.database);
-  try {
-    await ensureSchema(storage);
-    const demo = config.demoOnFirstStart ? await seedDemoOnFirstStart(storage) : undefined;
-    if (demo !== undefined) announceDemo(demo, `http://localhost:${config.port}`, console.log);
-  } finally {
-    await storage.close();
-  }
 }
 
 function runPrimary(count: number, config: Config): Promise<void> {

@@ -1,11 +1,14 @@
 /**
- * Authentication and scopes (decisions §2, §5, §7, §8): every endpoint that needs a key is
- * enumerated once, and every kind of credential is tried against each of them over HTTP.
+ * Authentication and scopes (README: "Keys"): every route the app registers needs a key of
+ * its scope but the public ones, which is checked on the routes as registered; every endpoint
+ * that needs a key also has a call here that succeeds with its scope, and every kind of
+ * credential is tried against each of them over HTTP.
  */
 import { describe, expect, it } from "vitest";
 import { generateKey, hashKey, isWellFormedKey, keyIdOf, KEY_PREFIX, SCOPES, type Scope } from "../src/platform/keys.js";
 import { revokeKey } from "../src/tenants/tenant.repository.js";
 import { issueKey } from "../src/tenants/tenant.service.js";
+import { expandFanouts } from "../src/webhooks/delivery/fanout.repository.js";
 import { insertEndpoint } from "../src/webhooks/endpoint.repository.js";
 import { FACTORIES, MASTER_COLLECTIONS, TRANSACTION_COLLECTIONS } from "./support/factories.js";
 import { newTenant, readAll, request, useServer, type Reply, type TestTenant } from "./support/harness.js";
@@ -48,6 +51,25 @@ function onWebhookEndpoint(method: string, suffix: string, status: number, ok: (
 }
 
 const isEndpoint = (reply: Reply<any>) => expect(reply.body.id).toMatch(/^we_/);
+
+/** A delivery to a webhook endpoint of the tenant: a synced withdrawal, its fan-out expanded. */
+async function deliveryOf(tenant: TestTenant): Promise<{ endpointId: string; deliveryId: string }> {
+  const { db } = server().storage;
+  const endpointId = await webhookEndpointOf(tenant);
+  const synced = await request(server(), "POST", "/v1/sync/withdrawals", {
+    key: tenant.keys.sync,
+    body: { data: [FACTORIES.withdrawals!()] },
+  });
+  expect(synced.status).toBe(200);
+  await db.transaction().execute((trx) => expandFanouts(trx, tenant.id, endpointId, Date.now(), 1));
+  const delivery = await db
+    .selectFrom("webhook_deliveries")
+    .select("id")
+    .where("tenant_id", "=", tenant.id)
+    .where("endpoint_id", "=", endpointId)
+    .executeTakeFirstOrThrow();
+  return { endpointId, deliveryId: delivery.id };
+}
 
 /**
  * Every endpoint that needs a key: the nine lists (read), the nine sync endpoints (sync) and
@@ -97,6 +119,18 @@ const ENDPOINTS: Endpoint[] = [
     since: "2026-01-01T00:00:00Z",
     until: "2026-12-31T00:00:00Z",
   }),
+  {
+    label: "POST /v1/webhook-endpoints/{id}/deliveries/{deliveryId}/replay",
+    scope: "admin",
+    call: async (headers, tenant) => {
+      const { endpointId, deliveryId } = await deliveryOf(tenant);
+      return request(server(), "POST", `/v1/webhook-endpoints/${endpointId}/deliveries/${deliveryId}/replay`, { headers });
+    },
+    ok: (reply) => {
+      expect(reply.status).toBe(202);
+      expect(reply.body).toEqual({ replayed: 1 });
+    },
+  },
 ];
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -207,6 +241,50 @@ describe.each(ENDPOINTS)("$label", (endpoint) => {
     expectUnauthorized(await endpoint.call(bearer(key), tenant));
     // The tenant's other keys are untouched.
     expectOk(await endpoint.call(bearer(tenant.keys[endpoint.scope]), tenant), endpoint);
+  });
+});
+
+describe("every route the app registers", () => {
+  /** The routes that need no key: health, the OpenAPI document and the reference page. */
+  const isPublic = (url: string) => ["/healthz", "/readyz", "/v1/openapi.json", "/docs"].includes(url) || url.startsWith("/docs/");
+  const routes = () => server().app.routeBook.routes.filter((route) => !route.refuses);
+  const keyed = () => routes().filter((route) => route.scope !== undefined);
+  /** The path as the OpenAPI document and the labels above write it. */
+  const documented = (url: string) => url.replace(/:(\w+)/g, "{$1}");
+
+  it("needs a key unless it is one of the public routes", () => {
+    expect(keyed().length).toBeGreaterThan(30);
+    for (const route of routes()) if (route.scope === undefined) expect(isPublic(route.url), `${route.method} ${route.url}`).toBe(true);
+  });
+
+  it("answers 401 without a key and 403 to every key without its scope", async () => {
+    const tenant = await newTenant(server());
+    const others = async (scope: Scope) => [
+      ...SCOPES.filter((s) => s !== scope).map((s) => tenant.keys[s]),
+      (
+        await keyWith(
+          tenant,
+          SCOPES.filter((s) => s !== scope),
+        )
+      ).key,
+    ];
+    for (const { method, url, scope } of keyed()) {
+      const label = `${method} ${url} (${scope})`;
+      const path = url.replace(/:\w+/g, "x");
+      const anonymous = await request(server(), method, path);
+      expect([anonymous.status, anonymous.headers.get("www-authenticate")], label).toEqual([401, expect.stringMatching(/^Bearer\b/)]);
+      for (const key of await others(scope!)) {
+        const refused = await request(server(), method, path, { key });
+        expect(refused.status, label).toBe(403);
+        if (method !== "HEAD") expectForbidden(refused);
+      }
+    }
+  });
+
+  it("each has a call above that succeeds with its scope", () => {
+    const labels = new Set(ENDPOINTS.map((endpoint) => endpoint.label));
+    for (const { method, url } of keyed())
+      if (method !== "HEAD") expect(labels, `${method} ${url}`).toContain(`${method} ${documented(url)}`);
   });
 });
 

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { EVENT_FIELD, FACTORIES, MASTER_COLLECTIONS, TRANSACTION_COLLECTIONS, returnRecord, withdrawal } from "./support/factories.js";
 import { COLLECTIONS } from "../src/collections/registry.js";
 import { toStoredContent } from "../src/collections/record.js";
-import { writeBatch } from "../src/sync/sync.repository.js";
+import { writeBatch } from "../src/sync/sync.service.js";
 import { get, newTenant, readAll, request, sync, useServer, type Reply, type TestTenant } from "./support/harness.js";
 
 const server = useServer();

@@ -7,7 +7,8 @@
  */
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DeliveryLoop, RETRY_DELAYS_MS } from "../src/webhooks/delivery.js";
+import { DeliveryLoop } from "../src/webhooks/delivery/delivery.loop.js";
+import { RETRY_DELAYS_MS } from "../src/webhooks/delivery/retry-policy.js";
 import { EVENT_TYPES } from "../src/webhooks/events.js";
 import { employee, withdrawal } from "./support/factories.js";
 import { newTenant, request, sync, useServer, type Reply, type TestServer, type TestTenant } from "./support/harness.js";

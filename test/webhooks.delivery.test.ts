@@ -10,10 +10,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Webhook } from "standardwebhooks";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DeliveryLoop, expandFanouts, RETRY_DELAYS_MS } from "../src/webhooks/delivery.js";
+import { DeliveryLoop } from "../src/webhooks/delivery/delivery.loop.js";
+import { expandFanouts } from "../src/webhooks/delivery/fanout.repository.js";
+import { RETRY_DELAYS_MS } from "../src/webhooks/delivery/retry-policy.js";
 import { insertEndpoint, type NewEndpoint } from "../src/webhooks/endpoint.repository.js";
-import { Ingestion } from "../src/webhooks/ingestion.js";
-import { isPrivateAddress } from "../src/webhooks/send.js";
+import { Ingestion } from "../src/webhooks/delivery/ingestion.js";
+import { isPrivateAddress } from "../src/webhooks/address.js";
 import { withdrawal } from "./support/factories.js";
 import { get, newTenant, request, sync, useServer, type TestServer, type TestTenant } from "./support/harness.js";
 import { Receiver } from "./support/receiver.js";
@@ -310,7 +312,7 @@ describe("webhook delivery", () => {
     receiver.answers = [500];
     expect(await loop(srv).runOnce()).toBe(1);
     const db = srv.storage.db;
-    if (srv.storage.engine === "sqlite") {
+    if (srv.storage.engine.name === "sqlite") {
       const { rows } = await sql<{ synchronous: number }>`pragma synchronous`.execute(db);
       expect(rows[0]!.synchronous).toBe(2); // FULL
     } else {

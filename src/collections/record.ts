@@ -29,6 +29,14 @@ export function toApiRecord(collection: Collection, row: Pick<RecordRow, "id" | 
 /** What a synced record stores, but for the tenant and what depends on when it is stored. */
 export type StoredContent = Omit<RecordRow, "tenant_id" | "created_at" | "updated_at" | "late_event_at">;
 
+/** A record that a sync batch created or changed: what webhooks announce. */
+export interface RecordChange {
+  change: "created" | "updated";
+  content: StoredContent;
+  /** When the record was first stored (its createdAt). */
+  createdAt: number;
+}
+
 /** The values of a new row, in RECORD_COLUMNS order, for a record first stored at `createdAt`. */
 export function newRowValues(content: StoredContent, tenantId: number, createdAt: number): unknown[] {
   return [
@@ -59,7 +67,8 @@ export function toStoredContent(collection: Collection, input: ApiRecord): Store
     const value = input[field] ?? null;
     if (value !== null && collection.timeFields.includes(field)) {
       // Validated against the collection's schema, so every time field parses.
-      const ms = parseRfc3339(value as string)!.ms;
+      const ms = parseRfc3339(value as string)?.ms;
+      if (ms === undefined) throw new Error(`${collection.name}.${field} was not validated as a date-time`);
       if (field === collection.eventField) eventAt = ms;
       fields[field] = formatTime(ms);
     } else {

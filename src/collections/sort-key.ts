@@ -22,7 +22,7 @@ const MAX_CODE_POINT = 0x10ffff;
  * range where LIKE would need escaping and, on PostgreSQL, a special operator class.
  */
 export function prefixEnd(prefix: string): string | undefined {
-  const points = [...prefix].map((c) => c.codePointAt(0)!);
+  const points = [...prefix].map((c) => c.codePointAt(0) ?? 0);
   while (points.length > 0 && points[points.length - 1] === MAX_CODE_POINT) points.pop();
   const last = points.pop();
   if (last === undefined) return undefined;

@@ -7,7 +7,7 @@ import { COLLECTIONS } from "../collections/registry.js";
 import { newRowValues, toStoredContent } from "../collections/record.js";
 import { insertRows } from "../sync/sync.repository.js";
 import type { Storage } from "../storage/database.js";
-import { serializeWriters } from "../storage/engine.js";
+import { engineOf } from "../storage/engine.js";
 import type { Schema } from "../storage/schema.js";
 import { countTenants } from "../tenants/tenant.repository.js";
 import { createTenant, issueKey } from "../tenants/tenant.service.js";
@@ -58,7 +58,7 @@ export async function seedDemoOnFirstStart(storage: Storage): Promise<DemoResult
   if ((await countTenants(storage.db)) > 0) return undefined;
   // Processes starting together on one new database: one seeds, the others see its tenant.
   return storage.db.transaction().execute(async (trx) => {
-    await serializeWriters(trx, "demo-seed", 0);
+    await engineOf(trx).serializeWriters(trx, "demo-seed", 0);
     if ((await countTenants(trx)) > 0) return undefined;
     return seedIn(trx, { slug: "demo", scale: 1 });
   });

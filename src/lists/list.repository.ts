@@ -1,49 +1,20 @@
 /**
  * The one list query, for every collection: tenant first (found from the reader's API key in
- * the same query, see list.service.ts), then the filters as index ranges
- * or equalities, then a keyset condition written as a row value so that it stays an index
- * range on both engines, ordered by the sort key and id. Compiled once per shape (see
- * storage/query-template.ts); each page fills in its values.
+ * the same query, see list.service.ts), then the filters as index ranges or equalities, then a
+ * keyset condition written as a row value so that it stays an index range on both engines,
+ * ordered by the sort key and id. Compiled once per shape (see storage/query-template.ts);
+ * each page fills in its values.
  */
-import { sql, type CompiledQuery, type Kysely, type SelectQueryBuilder } from "kysely";
+import { sql, type CompiledQuery, type Kysely } from "kysely";
 import { RELATION_COLUMNS, RELATIONS, type Collection } from "../collections/define.js";
 import { prefixEnd, sortKey } from "../collections/sort-key.js";
 import type { CursorPosition } from "../platform/cursor.js";
 import { engineOf } from "../storage/engine.js";
-import { QueryTemplates } from "../storage/query-template.js";
-import type { RecordRow, Schema } from "../storage/schema.js";
+import { QueryTemplates, type Slots } from "../storage/query-template.js";
+import type { Schema } from "../storage/schema.js";
 import type { ListQuery } from "./list.query.js";
+import { LIST_COLUMNS, listOrder, ORDERS, type FilteredQuery, type ListOrder, type ListRow, type RowsQuery } from "./list.shape.js";
 import { armAUpperBound, lateDayArm, lateDays, lateRangeArm, onTimeArm, windowValues, type ArmAUpperBound } from "./window.js";
-
-export type ListOrder = "created" | "name" | "code";
-
-export const ORDERS = {
-  created: { column: "created_at", direction: "desc", after: "<" },
-  name: { column: "name_key", direction: "asc", after: ">" },
-  code: { column: "code_key", direction: "asc", after: ">" },
-} as const;
-
-export function listOrder(query: ListQuery): ListOrder {
-  if (query.name !== undefined) return "name";
-  if (query.code !== undefined) return "code";
-  return "created";
-}
-
-export type ListRow = Pick<RecordRow, "tenant_id" | "id" | "created_at" | "updated_at" | "name_key" | "code_key" | "body">;
-
-/** Position of a row in the given order, as a cursor carries it. */
-export function positionOf(row: ListRow, order: ListOrder): CursorPosition {
-  const key = order === "created" ? row.created_at : order === "name" ? row.name_key : row.code_key;
-  return { key: key ?? "", id: row.id };
-}
-
-/** All record tables share one shape, so queries type the table as one of them. */
-export type FilteredQuery = SelectQueryBuilder<Schema, "withdrawals", object>;
-export type PageQuery = SelectQueryBuilder<Schema, "withdrawals", ListRow>;
-
-export const LIST_COLUMNS = ["tenant_id", "id", "created_at", "updated_at", "name_key", "code_key", "body"] as const;
-/** The slots a page query is built from: see `pageValues` for their names. */
-export type Slots = Record<string, any>;
 
 const templates = new QueryTemplates<ListRow>();
 
@@ -90,7 +61,7 @@ function pageValues(keyHash: string, query: ListQuery, after: CursorPosition | u
 
 function buildPage(db: Kysely<Schema>, collection: Collection, order: ListOrder, s: Slots, take: number, upper: ArmAUpperBound) {
   const o = ORDERS[order];
-  const page = (q: PageQuery) => q.orderBy(o.column, o.direction).orderBy("id", o.direction).limit(sql.lit(take));
+  const page = (q: RowsQuery) => q.orderBy(o.column, o.direction).orderBy("id", o.direction).limit(sql.lit(take));
   const base = (withCursor: boolean) => filtered(db, collection, order, s, withCursor);
   if (s.since === undefined && s.until === undefined) return page(base(true).select(LIST_COLUMNS));
   if (order !== "created") {
@@ -104,21 +75,12 @@ function buildPage(db: Kysely<Schema>, collection: Collection, order: ListOrder,
   // reading each when the page is full; PostgreSQL plans a UNION ALL as a sort of every arm
   // whole, so there each ordered arm is a subquery with its own order and limit.
   const days = lateDays(s);
-  const ordered = [
-    onTimeArm(base(upper === "cursor").select(LIST_COLUMNS), s, upper),
-    ...days.map((day) => lateDayArm(base(true).select(LIST_COLUMNS), s, day)),
-  ];
-  const arms =
-    engineOf(db) === "postgres"
-      ? ordered.map((arm, i) => db.selectFrom(page(arm).as(`arm_${i}`)).selectAll() as unknown as PageQuery)
-      : ordered;
-  const late = days.length === 0 ? [lateRangeArm(base(false), s)] : [];
-  const [first, ...rest] = [...arms, ...late];
-  return rest
-    .reduce((union, arm) => union.unionAll(arm), first!)
-    .orderBy("created_at", "desc")
-    .orderBy("id", "desc")
-    .limit(sql.lit(take));
+  const ordered = (arm: RowsQuery, i: number) =>
+    engineOf(db).mergesOrderedUnion ? arm : (db.selectFrom(page(arm).as(`arm_${i}`)).selectAll() as unknown as RowsQuery);
+  let union = ordered(onTimeArm(base(upper === "cursor").select(LIST_COLUMNS), s, upper), 0);
+  days.forEach((day, i) => (union = union.unionAll(ordered(lateDayArm(base(true).select(LIST_COLUMNS), s, day), i + 1))));
+  if (days.length === 0) union = union.unionAll(lateRangeArm(base(false), s));
+  return union.orderBy("created_at", "desc").orderBy("id", "desc").limit(sql.lit(take));
 }
 
 /** Every filter but the time window, and (when asked) the keyset condition. */

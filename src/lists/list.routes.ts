@@ -1,14 +1,22 @@
-/** The nine list endpoints, one definition each collection declares, and their 405s. */
+/** The nine list endpoints, one definition that each collection declares. */
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
+import type { Kysely } from "kysely";
 import type { Collection } from "../collections/define.js";
 import { COLLECTIONS } from "../collections/registry.js";
-import { authenticate, keyHashOf, requireWellFormedKey } from "../platform/auth.js";
-import { methodNotAllowed } from "../platform/http-errors.js";
+import type { CursorCodec } from "../platform/cursor.js";
 import { problemResponses } from "../platform/problem.js";
-import type { AppDeps } from "../app.js";
-import { querySchema, rawQuery } from "./list.query.js";
+import { rawQuery } from "../platform/query-string.js";
+import { refuseEveryMethod } from "../platform/route-book.js";
+import type { Schema } from "../storage/schema.js";
+import { authenticate, keyHashOf } from "../tenants/auth.hooks.js";
+import { querySchema } from "./list.query.js";
 import { listPage } from "./list.service.js";
+
+export interface ListDeps {
+  db: Kysely<Schema>;
+  cursors: CursorCodec;
+}
 
 function pageSchema(collection: Collection) {
   return Type.Object(
@@ -20,14 +28,18 @@ function pageSchema(collection: Collection) {
   );
 }
 
-export function registerListRoutes(app: FastifyInstance, { storage, cursors }: AppDeps): void {
+export function registerListRoutes(app: FastifyInstance, { db, cursors }: ListDeps): void {
   for (const collection of COLLECTIONS) {
     const path = `/v1/${collection.name}`;
     const order = collection.eventField === undefined ? "" : " The time window matches the event date (`" + collection.eventField + "`).";
     app.get(
       path,
       {
-        onRequest: requireWellFormedKey,
+        config: {
+          scope: "read",
+          keyInQuery: true,
+          refusal: `${collection.name} are read-only through this API: list them with GET ${path}`,
+        },
         schema: {
           tags: [collection.kind === "transaction" ? "Transactions" : "Master data"],
           summary: `List ${collection.name.replace("-", " ")}`,
@@ -40,16 +52,14 @@ export function registerListRoutes(app: FastifyInstance, { storage, cursors }: A
       async (request, reply) => {
         const reader = {
           keyHash: keyHashOf(request),
-          tenantOfKey: async () => (await authenticate(storage.db, request, "read")).tenantId,
+          tenantOfKey: async () => (await authenticate(db, request, "read")).tenantId,
         };
-        const page = await listPage(storage.db, cursors, collection, reader, rawQuery(request.url));
+        const page = await listPage(db, cursors, collection, reader, rawQuery(request.url));
         return reply.type("application/json; charset=utf-8").send(page);
       },
     );
-    const readOnly = `${collection.name} are read-only through this API: list them with GET ${path}`;
-    app.route({ url: path, ...methodNotAllowed("GET, HEAD", readOnly) });
     if (collection.kind === "transaction") {
-      app.route({ url: `${path}/:id`, ...methodNotAllowed("", `${collection.name} cannot be read by id: page through GET ${path}`) });
+      refuseEveryMethod(app, `${path}/:id`, `${collection.name} cannot be read by id: page through GET ${path}`);
     }
   }
 }

@@ -17,7 +17,8 @@ import { sql } from "kysely";
 import { SLACK_MS } from "../collections/late-event.js";
 import type { CursorPosition } from "../platform/cursor.js";
 import type { ListQuery } from "./list.query.js";
-import type { FilteredQuery, PageQuery, Slots } from "./list.repository.js";
+import type { Slots, SlotValue } from "../storage/query-template.js";
+import type { FilteredQuery, RowsQuery } from "./list.shape.js";
 
 /**
  * The day a late row is indexed by: its event date in whole UTC days since the epoch, rounded
@@ -60,7 +61,7 @@ export function windowValues({ since, until }: ListQuery): Record<string, number
 }
 
 /** The slots of the days of a window read day by day, in order; none for any other window. */
-export function lateDays(s: Slots): Slots[string][] {
+export function lateDays(s: Slots): SlotValue[] {
   return Object.keys(s)
     .filter((name) => /^lateDay\d+$/.test(name))
     .map((name) => s[name]);
@@ -79,7 +80,7 @@ export function armAUpperBound({ until }: ListQuery, after: CursorPosition | und
 }
 
 /** Arm A: rows stored within SLACK of their event, by a createdAt range around the window. */
-export function onTimeArm(base: PageQuery, s: Slots, upper: ArmAUpperBound): PageQuery {
+export function onTimeArm(base: RowsQuery, s: Slots, upper: ArmAUpperBound): RowsQuery {
   let arm = base;
   if (upper === "until") arm = arm.where("created_at", "<=", s.untilUpper);
   if (s.since !== undefined) arm = arm.where("created_at", ">=", s.sinceLower).where("event_at", ">=", s.since);
@@ -98,7 +99,7 @@ export function onTimeArm(base: PageQuery, s: Slots, upper: ArmAUpperBound): Pag
  * index by day the far narrower range than any createdAt index, which the plans test checks
  * on both engines, and on SQLite without statistics too.
  */
-export function lateDayArm(base: PageQuery, s: Slots, day: Slots[string]): PageQuery {
+export function lateDayArm(base: RowsQuery, s: Slots, day: SlotValue): RowsQuery {
   const { createdAt, eventAt } = unindexed;
   return (
     base
@@ -119,7 +120,7 @@ export function lateDayArm(base: PageQuery, s: Slots, day: Slots[string]): PageQ
  * would otherwise walk the tenant's whole createdAt index hoping to fill the page early
  * (measured at 0.1 to 5 seconds against 0.1 ms on the bench's 1,000,000 rows).
  */
-export function lateRangeArm(base: FilteredQuery, s: Slots): PageQuery {
+export function lateRangeArm(base: FilteredQuery, s: Slots): RowsQuery {
   const { createdAt } = unindexed;
   let arm = base.select(["tenant_id", "id", createdAt.as("created_at"), "updated_at", "name_key", "code_key", "body"]);
   if (s.since !== undefined) arm = arm.where("late_event_at", ">=", s.since);

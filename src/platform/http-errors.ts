@@ -7,7 +7,8 @@ import { randomUUID } from "node:crypto";
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ApiError } from "./errors.js";
-import { PROBLEM_CONTENT_TYPE, toProblem } from "./problem.js";
+import { ERRORS } from "./error-codes.js";
+import { PROBLEM_CONTENT_TYPE, type ProblemBody } from "./problem.js";
 
 /** Framework errors in cribline's terms: every 4xx keeps its meaning, none becomes a 500. */
 function fromFramework(error: FastifyError): ApiError | undefined {
@@ -33,6 +34,11 @@ function fromFramework(error: FastifyError): ApiError | undefined {
   return status >= 400 && status < 500 ? new ApiError("bad_request", "the request could not be processed as sent") : undefined;
 }
 
+export function toProblem(error: ApiError): ProblemBody {
+  const { status, title } = ERRORS[error.code];
+  return { type: "about:blank", status, title, detail: error.detail, code: error.code, ...error.extras };
+}
+
 export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.code(error.status).headers(error.headers).type(PROBLEM_CONTENT_TYPE).send(toProblem(error));
 }
@@ -41,23 +47,6 @@ export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply 
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   reply.header("x-request-id", request.id);
   void sendProblem(reply, fromFramework(error) ?? new ApiError("bad_request", "the request could not be processed as sent"));
-}
-
-/** The methods a resource may be asked for; a 405 route answers those it does not allow. */
-const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
-
-/**
- * The options of a route answering 405 to every method but `allow` ("GET, HEAD"; "" for
- * none), with those in `Allow`, hidden from the OpenAPI document. It answers on the request,
- * before Fastify reads a body: otherwise a body it could not parse, too large or of another
- * media type was a 400, 413 or 415 instead.
- */
-export function methodNotAllowed(allow: string, detail: string) {
-  const allowed = allow.split(", ");
-  const refuse = async (): Promise<never> => {
-    throw new ApiError("method_not_allowed", detail, {}, { allow });
-  };
-  return { method: HTTP_METHODS.filter((method) => !allowed.includes(method)), schema: { hide: true }, onRequest: refuse, handler: refuse };
 }
 
 /**

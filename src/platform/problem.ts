@@ -1,6 +1,6 @@
 /** The problem+json error shape (RFC 9457): one schema for the OpenAPI document and the type. */
 import { Type, type Static } from "@sinclair/typebox";
-import { ERRORS, type ApiError, type ErrorCode } from "./errors.js";
+import { ERRORS, type ErrorCode } from "./error-codes.js";
 
 export const Problem = Type.Object(
   {
@@ -26,11 +26,6 @@ export const Problem = Type.Object(
 export type ProblemBody = Static<typeof Problem>;
 
 export const PROBLEM_CONTENT_TYPE = "application/problem+json; charset=utf-8";
-
-export function toProblem(error: ApiError): ProblemBody {
-  const { status, title } = ERRORS[error.code];
-  return { type: "about:blank", status, title, detail: error.detail, code: error.code, ...error.extras };
-}
 
 const DESCRIPTIONS: Record<number, string> = {
   400: "Bad request: the `code` says which rule was broken.",

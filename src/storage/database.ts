@@ -1,23 +1,13 @@
 /**
- * Opens the database the configuration names. Engine differences live here and in
- * `engine.ts`, stated once, so queries and migrations are written once for both.
+ * Opens the database the configuration names. What differs between the engines is stated
+ * once, in `engine.ts`, so queries and migrations are written once for both.
  */
-import type { Kysely } from "kysely";
 import type { DatabaseConfig } from "../platform/config.js";
-import type { Engine } from "./engine.js";
-import type { Schema } from "./schema.js";
 import { openPostgresStorage } from "./postgres.js";
 import { openSqliteStorage } from "./sqlite.js";
+import type { Storage } from "./storage.js";
 
-export interface Storage {
-  readonly db: Kysely<Schema>;
-  readonly engine: Engine;
-  /** Resolves when the database answers a trivial query. */
-  ping(): Promise<void>;
-  /** Whether an error means the database is out of reach for now (retry), not a bug. */
-  isUnavailable(error: unknown): boolean;
-  close(): Promise<void>;
-}
+export type { Storage } from "./storage.js";
 
 export interface OpenOptions {
   /** Told about errors the database reports outside any request (an idle connection lost). */

@@ -77,6 +77,6 @@ export async function checkSchema(storage: Storage): Promise<void> {
  * (`cribline migrate`, once per release) and every other command checks that it was taken.
  */
 export async function ensureSchema(storage: Storage): Promise<void> {
-  if (storage.engine === "sqlite") await migrateToLatest(storage);
-  else await checkSchema(storage);
+  if (storage.engine.sharedByProcesses) await checkSchema(storage);
+  else await migrateToLatest(storage);
 }

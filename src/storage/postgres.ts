@@ -5,7 +5,8 @@
 import { createHash } from "node:crypto";
 import pg from "pg";
 import { Kysely, PostgresDialect, sql } from "kysely";
-import type { Storage } from "./database.js";
+import { POSTGRES } from "./engine.js";
+import type { Storage } from "./storage.js";
 import type { Schema } from "./schema.js";
 
 export interface PostgresOptions {
@@ -92,7 +93,7 @@ export function openPostgresStorage(options: PostgresOptions): Storage {
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: preparingPool as unknown as pg.Pool }) });
   return {
     db,
-    engine: "postgres",
+    engine: POSTGRES,
     async ping() {
       await sql`select 1`.execute(db);
     },

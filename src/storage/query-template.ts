@@ -7,28 +7,22 @@
  */
 import { CompiledQuery, type Compilable, type Kysely, type Transaction } from "kysely";
 import { engineOf } from "./engine.js";
+import type { Schema } from "./schema.js";
 
 /** Stands for a value while a template is compiled; the compiled parameters name it. */
 export class Slot {
   constructor(readonly name: string) {}
 }
 
-const MAX_SHAPES = 2000;
-
 /**
- * What distinguishes one dialect's SQL from another's, found by compiling a tiny query once
- * per Kysely instance (a transaction is an instance of its own).
+ * What a template's builder gets for each value: a Slot, typed to fit wherever a value of any
+ * column's type goes, since it only becomes a parameter of the compiled SQL.
  */
-const dialects = new WeakMap<Kysely<any>, string>();
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a slot stands for a value of any type (see above)
+export type SlotValue = any;
+export type Slots = Readonly<Record<string, SlotValue>>;
 
-function dialectOf(db: Kysely<any>): string {
-  let dialect = dialects.get(db);
-  if (dialect === undefined) {
-    dialect = db.selectNoFrom((eb) => eb.val(1).as("x")).compile().sql;
-    dialects.set(db, dialect);
-  }
-  return dialect;
-}
+const MAX_SHAPES = 2000;
 
 export class QueryTemplates<R> {
   private readonly compiled = new Map<string, { sql: string; slots: string[] }>();
@@ -40,18 +34,19 @@ export class QueryTemplates<R> {
    * `shape`, and the number of shapes must stay small (they are kept).
    */
   fill(
-    db: Kysely<any>,
+    db: Kysely<Schema>,
     shape: string,
     values: Record<string, unknown> | readonly unknown[],
-    build: (slots: Record<string, any>) => Compilable<R>,
+    build: (slots: Slots) => Compilable<R>,
   ): CompiledQuery<R> {
-    const key = `${dialectOf(db)}|${shape}`;
+    const key = `${engineOf(db).name}|${shape}`;
     let template = this.compiled.get(key);
     if (template === undefined) {
       const slots = Object.fromEntries(Object.keys(values).map((name) => [name, new Slot(name)]));
       const { sql, parameters } = build(slots).compile();
       template = { sql, slots: parameters.map((p) => slotName(p, shape)) };
-      if (this.compiled.size >= MAX_SHAPES) this.compiled.delete(this.compiled.keys().next().value!);
+      const oldest = this.compiled.size >= MAX_SHAPES ? this.compiled.keys().next().value : undefined;
+      if (oldest !== undefined) this.compiled.delete(oldest);
       this.compiled.set(key, template);
     }
     const named = values as Record<string, unknown>;
@@ -96,17 +91,17 @@ const inserts = new QueryTemplates<never>();
  * copy; it has no OR clause.)
  */
 export async function insertMany(
-  trx: Transaction<any>,
-  table: string,
+  trx: Transaction<Schema>,
+  table: keyof Schema,
   columns: readonly string[],
   rows: readonly unknown[][],
 ): Promise<void> {
   const width = columns.length;
-  const sqlite = engineOf(trx) === "sqlite";
+  const orFail = engineOf(trx).insertsOrFail;
   for (const part of fixedChunks(rows)) {
     const query = inserts.fill(trx, `${table}:insert:${part.length}`, part.flat(), (s) => {
       const insert = trx.insertInto(table);
-      return (sqlite ? insert.orFail() : insert).values(
+      return (orFail ? insert.orFail() : insert).values(
         part.map((_, r) => Object.fromEntries(columns.map((column, c) => [column, s[r * width + c]]))),
       );
     });

@@ -13,5 +13,7 @@ export async function putSettingOnce(db: Kysely<Schema>, name: string, value: st
     .values({ name, value })
     .onConflict((oc) => oc.column("name").doNothing())
     .execute();
-  return (await getSetting(db, name))!;
+  const kept = await getSetting(db, name);
+  if (kept === undefined) throw new Error(`setting ${name} was not stored`);
+  return kept;
 }

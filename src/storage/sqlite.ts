@@ -3,7 +3,8 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, SqliteDialect, sql, type SqliteDatabase as KyselySqliteDatabase } from "kysely";
-import type { Storage } from "./database.js";
+import { SQLITE } from "./engine.js";
+import type { Storage } from "./storage.js";
 import type { Schema } from "./schema.js";
 
 const STATEMENT_CACHE_SIZE = 500;
@@ -21,7 +22,8 @@ function withStatementCache(database: SqliteDatabase.Database): KyselySqliteData
       let statement = statements.get(sql);
       if (statement === undefined) {
         statement = database.prepare(sql);
-        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+        const oldest = statements.size >= STATEMENT_CACHE_SIZE ? statements.keys().next().value : undefined;
+        if (oldest !== undefined) statements.delete(oldest);
         statements.set(sql, statement);
       }
       return statement;
@@ -48,7 +50,7 @@ export function openSqliteStorage(path: string): Storage {
   const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
   return {
     db,
-    engine: "sqlite",
+    engine: SQLITE,
     async ping() {
       await sql`select 1`.execute(db);
     },

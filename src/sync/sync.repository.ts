@@ -1,14 +1,13 @@
 /**
- * Writes one sync batch in one transaction: it is applied whole or not at all, and it is
- * durable before the answer. Content is compared in its canonical stored form.
+ * A sync batch's records in storage, inside the caller's transaction (sync.service.ts): read
+ * what is stored of them, compare content in its canonical stored form, insert and update.
  */
-import type { Kysely, Transaction } from "kysely";
+import type { Transaction } from "kysely";
 import type { Collection } from "../collections/define.js";
-import { newRowValues, type StoredContent } from "../collections/record.js";
-import { serializeWriters } from "../storage/engine.js";
+import { newRowValues, type RecordChange, type StoredContent } from "../collections/record.js";
+import { engineOf } from "../storage/engine.js";
 import { fixedChunks, insertMany, QueryTemplates } from "../storage/query-template.js";
 import { RECORD_COLUMNS, type Schema } from "../storage/schema.js";
-import { recordMessages } from "../webhooks/outbox.js";
 
 export interface BatchOutcome {
   created: StoredContent[];
@@ -16,8 +15,10 @@ export interface BatchOutcome {
   unchanged: number;
   /** Transactions stored with other content; when any, nothing was written. */
   conflicts: string[];
-  /** Webhook deliveries queued in the same transaction. */
-  deliveries: number;
+  /** Every record created or changed, in the batch's order of kinds (created, then updated). */
+  changes: RecordChange[];
+  /** The batch's createdAt (for the records it created) and updatedAt (for those it changed). */
+  at: number;
 }
 
 const bodyQueries = new QueryTemplates<{ id: string; body: string; created_at: number; updated_at: number }>();
@@ -62,16 +63,6 @@ export async function insertRows(trx: Transaction<Schema>, collection: Collectio
   await insertMany(trx, collection.table as "withdrawals", RECORD_COLUMNS, rows);
 }
 
-export async function writeBatch(
-  db: Kysely<Schema>,
-  collection: Collection,
-  tenantId: number,
-  contents: StoredContent[],
-  clock: () => number = Date.now,
-): Promise<BatchOutcome> {
-  return db.transaction().execute(async (trx) => writeBatchIn(trx, collection, tenantId, contents, clock));
-}
-
 /**
  * Writes a batch inside the caller's transaction, which must not have run anything else yet.
  * `clock` gives createdAt/updatedAt; it is read as late as possible, so a reader paging
@@ -88,20 +79,25 @@ export async function writeBatchIn(
   const table = collection.table as "withdrawals";
   // Batches of one tenant's list take turns, in every process: the read-then-write below
   // sees every earlier batch, and createdAt rises in the order batches commit.
-  await serializeWriters(trx, table, tenantId);
+  await engineOf(trx).serializeWriters(trx, table, tenantId);
   const stored = await storedBodies(
     trx,
     table,
     tenantId,
     contents.map((c) => c.id),
   );
-  const outcome: BatchOutcome = { created: [], updated: [], unchanged: 0, conflicts: [], deliveries: 0 };
+  const outcome: BatchOutcome = { created: [], updated: [], unchanged: 0, conflicts: [], changes: [], at: 0 };
+  /** What was stored of each record this batch changes. */
+  const prior: { createdAt: number; updatedAt: number }[] = [];
   for (const content of contents) {
-    const body = stored.get(content.id)?.body;
-    if (body === undefined) outcome.created.push(content);
-    else if (body === content.body) outcome.unchanged += 1;
+    const before = stored.get(content.id);
+    if (before === undefined) outcome.created.push(content);
+    else if (before.body === content.body) outcome.unchanged += 1;
     else if (collection.kind === "transaction") outcome.conflicts.push(content.id);
-    else outcome.updated.push(content);
+    else {
+      outcome.updated.push(content);
+      prior.push(before);
+    }
   }
   if (outcome.conflicts.length > 0) return outcome;
   // Strictly later than every earlier batch of this list, even if the clock stepped back:
@@ -109,7 +105,7 @@ export async function writeBatchIn(
   // And strictly later than the last change of each record it updates: processes' clocks
   // differ, and one running behind would move a record's updatedAt back.
   const latest = await latestCreatedAt(trx, table, tenantId);
-  const now = Math.max(clock(), (latest ?? -Infinity) + 1, ...outcome.updated.map((c) => stored.get(c.id)!.updatedAt + 1));
+  const now = Math.max(clock(), (latest ?? -Infinity) + 1, ...prior.map((p) => p.updatedAt + 1));
   await insertRows(
     trx,
     collection,
@@ -124,16 +120,10 @@ export async function writeBatchIn(
       .where("id", "=", id)
       .execute();
   }
-  // Announced in the same transaction: an acknowledged change is never left unannounced.
-  outcome.deliveries = await recordMessages(
-    trx,
-    collection,
-    tenantId,
-    [
-      ...outcome.created.map((content) => ({ change: "created" as const, content, createdAt: now })),
-      ...outcome.updated.map((content) => ({ change: "updated" as const, content, createdAt: stored.get(content.id)!.createdAt })),
-    ],
-    now,
-  );
+  outcome.at = now;
+  outcome.changes = [
+    ...outcome.created.map((content): RecordChange => ({ change: "created", content, createdAt: now })),
+    ...outcome.updated.map((content, i): RecordChange => ({ change: "updated", content, createdAt: prior[i]?.createdAt ?? now })),
+  ];
   return outcome;
 }

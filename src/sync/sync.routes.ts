@@ -1,22 +1,32 @@
 /** POST /v1/sync/{collection}: devices and source systems push records in. */
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { AppDeps } from "../app.js";
+import type { Kysely } from "kysely";
 import { COLLECTIONS } from "../collections/registry.js";
-import { principalOf, requireScope } from "../platform/auth.js";
-import { methodNotAllowed } from "../platform/http-errors.js";
 import { problemResponses } from "../platform/problem.js";
+import type { Schema } from "../storage/schema.js";
+import { principalOf } from "../tenants/auth.hooks.js";
 import { syncBatch } from "./sync.service.js";
 import { MAX_BATCH } from "./sync.validate.js";
+
+export interface SyncDeps {
+  db: Kysely<Schema>;
+  /** Milliseconds since the epoch; createdAt and updatedAt come from it. */
+  clock: () => number;
+  /** Called when a sync has committed webhook deliveries: this process's loop sends them now. */
+  deliveriesQueued?: () => void;
+  /** Told when each sync request begins, and ends it when the request does (see webhooks/delivery/ingestion.ts). */
+  ingestion?: { begin(): () => void };
+}
 
 const SyncResult = Type.Object(
   { created: Type.Integer(), updated: Type.Integer(), unchanged: Type.Integer() },
   { additionalProperties: false },
 );
 
-export function registerSyncRoutes(app: FastifyInstance, { storage, clock = Date.now, deliveriesQueued, ingestion }: AppDeps): void {
+export function registerSyncRoutes(app: FastifyInstance, { db, clock, deliveriesQueued, ingestion }: SyncDeps): void {
   // Counted from the first byte to the answer (or a dropped connection): the delivery loop
-  // gives way while syncs are served (webhooks/ingestion.ts).
+  // gives way while syncs are served.
   const counted = async (request: FastifyRequest, reply: FastifyReply) => {
     if (ingestion !== undefined) reply.raw.once("close", ingestion.begin());
   };
@@ -29,7 +39,8 @@ export function registerSyncRoutes(app: FastifyInstance, { storage, clock = Date
     app.post(
       url,
       {
-        onRequest: [counted, requireScope(storage.db, "sync")],
+        config: { scope: "sync", refusal: `send records with POST ${url}` },
+        onRequest: counted,
         schema: {
           tags: ["Sync"],
           summary: `Sync ${collection.name.replace("-", " ")}`,
@@ -42,11 +53,7 @@ export function registerSyncRoutes(app: FastifyInstance, { storage, clock = Date
           response: { 200: SyncResult, ...problemResponses(400, 401, 403, 409, 413, 415) },
         },
       },
-      async (request) => {
-        const { tenantId } = principalOf(request);
-        return syncBatch(storage.db, collection, tenantId, request.body, clock, deliveriesQueued);
-      },
+      async (request) => syncBatch(db, collection, principalOf(request).tenantId, request.body, clock, deliveriesQueued),
     );
-    app.route({ url, ...methodNotAllowed("POST", `send records with POST ${url}`) });
   }
 }

@@ -1,16 +1,41 @@
-/** A sync batch from validated input to stored records; shared by the HTTP API and `import`. */
+/**
+ * A sync batch from validated input to stored records, shared by the HTTP API and `import`.
+ * A batch is one transaction: its records, and the webhook messages announcing them, so an
+ * acknowledged change is never left unannounced and a refused batch announces nothing.
+ */
 import type { Kysely } from "kysely";
 import type { Collection } from "../collections/define.js";
-import { toStoredContent } from "../collections/record.js";
+import { toStoredContent, type StoredContent } from "../collections/record.js";
 import { ApiError } from "../platform/errors.js";
 import type { Schema } from "../storage/schema.js";
-import { writeBatch } from "./sync.repository.js";
+import { recordMessages } from "../webhooks/outbox.repository.js";
+import { writeBatchIn, type BatchOutcome } from "./sync.repository.js";
 import { validateBatch } from "./sync.validate.js";
 
 export interface SyncResult {
   created: number;
   updated: number;
   unchanged: number;
+}
+
+export interface WrittenBatch extends BatchOutcome {
+  /** Webhook deliveries the batch queued. */
+  deliveries: number;
+}
+
+/** Writes a batch and its announcements atomically and durably; on a conflict, nothing. */
+export async function writeBatch(
+  db: Kysely<Schema>,
+  collection: Collection,
+  tenantId: number,
+  contents: StoredContent[],
+  clock: () => number = Date.now,
+): Promise<WrittenBatch> {
+  return db.transaction().execute(async (trx) => {
+    const outcome = await writeBatchIn(trx, collection, tenantId, contents, clock);
+    if (outcome.conflicts.length > 0) return { ...outcome, deliveries: 0 };
+    return { ...outcome, deliveries: await recordMessages(trx, collection, tenantId, outcome.changes, outcome.at) };
+  });
 }
 
 export async function syncBatch(

@@ -55,7 +55,8 @@ function messageOf(error: ValueError, field: string): string {
         return `must be one of ${members.map((schema) => JSON.stringify(schema.const)).join(", ")}`;
       }
       // A nullable field: what its one other form says of the value.
-      const first = members.length === 1 ? Value.Errors(members[0]!, error.value).First() : undefined;
+      const [only] = members.length === 1 ? members : [];
+      const first = only === undefined ? undefined : Value.Errors(only, error.value).First();
       return first === undefined ? error.message : messageOf(first, field);
     }
     default:

@@ -1,13 +1,15 @@
 /**
  * Webhook endpoints in storage: every query is keyed by tenant first. Disabling an endpoint
  * pauses its pending deliveries and enabling it resumes them, so the delivery loop's index of
- * what is due holds only what may be sent.
+ * what is due holds only what may be sent. Writes that reach an endpoint's deliveries take
+ * their locks in the one order of locks.repository.ts.
  */
 import { randomBytes } from "node:crypto";
 import { sql, type Kysely, type Selectable, type Transaction } from "kysely";
 import type { CursorPosition } from "../platform/cursor.js";
 import { QueryTemplates } from "../storage/query-template.js";
 import type { Schema, WebhookEndpointTable } from "../storage/schema.js";
+import { lockEndpointDeliveries } from "./locks.repository.js";
 import { newSecret } from "./signature.js";
 
 export type EndpointRow = Selectable<WebhookEndpointTable>;
@@ -75,6 +77,7 @@ export async function deleteEndpoint(db: Kysely<Schema>, tenantId: number, id: s
     if (deleted.numDeletedRows === 0n) return false;
     await trx.deleteFrom("webhook_fanouts").where("tenant_id", "=", tenantId).where("endpoint_id", "=", id).execute();
     await trx.deleteFrom("webhook_attempts").where("tenant_id", "=", tenantId).where("endpoint_id", "=", id).execute();
+    await lockEndpointDeliveries(trx, tenantId, id);
     await trx.deleteFrom("webhook_deliveries").where("tenant_id", "=", tenantId).where("endpoint_id", "=", id).execute();
     return true;
   });
@@ -91,11 +94,10 @@ export async function setEndpointDisabled(
   reason: string | null,
   now: number,
 ): Promise<EndpointRow | undefined> {
-  return db.transaction().execute((trx) => setEndpointDisabledIn(trx, tenantId, id, reason, now));
+  return db.transaction().execute(async (trx) => setEndpointDisabledIn(trx, tenantId, id, reason, now));
 }
 
-/** setEndpointDisabled within the caller's transaction. */
-export async function setEndpointDisabledIn(
+async function setEndpointDisabledIn(
   trx: Transaction<Schema>,
   tenantId: number,
   id: string,
@@ -110,12 +112,14 @@ export async function setEndpointDisabledIn(
     .returningAll()
     .executeTakeFirst();
   if (endpoint === undefined) return undefined;
+  const from = reason === null ? "paused" : "pending";
+  await lockEndpointDeliveries(trx, tenantId, id, from);
   await trx
     .updateTable("webhook_deliveries")
     .set(reason === null ? { status: "pending", next_attempt_at: now, updated_at: now } : { status: "paused", updated_at: now })
     .where("tenant_id", "=", tenantId)
     .where("endpoint_id", "=", id)
-    .where("status", "=", reason === null ? "paused" : "pending")
+    .where("status", "=", from)
     .execute();
   return endpoint;
 }

@@ -1,16 +1,21 @@
 /**
- * The webhook event types, from the collections: `<singular>.created` for every collection,
- * and `<singular>.updated` for master data (transactions never change).
+ * The webhook events: `<singular>.created` for every collection, `<singular>.updated` for
+ * master data (transactions never change), and the body each is sent as.
  */
 import type { Collection } from "../collections/define.js";
+import type { RecordChange } from "../collections/record.js";
 import { COLLECTIONS } from "../collections/registry.js";
+import { formatTime } from "../platform/time.js";
 
-export type Change = "created" | "updated";
-
-export function eventType(collection: Collection, change: Change): string {
+export function eventType(collection: Collection, change: RecordChange["change"]): string {
   return `${collection.singular}.${change}`;
 }
 
 export const EVENT_TYPES: readonly string[] = COLLECTIONS.flatMap((c) =>
   c.kind === "master" ? [eventType(c, "created"), eventType(c, "updated")] : [eventType(c, "created")],
 );
+
+/** The body of a webhook: `data` is the record exactly as its list returns it (`toApiJson`). */
+export function messagePayload(type: string, at: number, data: string): string {
+  return `{"type":${JSON.stringify(type)},"timestamp":"${formatTime(at)}","data":${data}}`;
+}

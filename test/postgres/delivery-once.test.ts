@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStorage, type Storage } from "../../src/storage/database.js";
-import { DeliveryLoop } from "../../src/webhooks/delivery.js";
+import { DeliveryLoop } from "../../src/webhooks/delivery/delivery.loop.js";
 import { insertEndpoint } from "../../src/webhooks/endpoint.repository.js";
 import { withdrawal } from "../support/factories.js";
 import { newTenant, sync, useServer } from "../support/harness.js";

@@ -6,7 +6,7 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStorage, type Storage } from "../../src/storage/database.js";
-import { DeliveryLoop } from "../../src/webhooks/delivery.js";
+import { DeliveryLoop } from "../../src/webhooks/delivery/delivery.loop.js";
 import { insertEndpoint } from "../../src/webhooks/endpoint.repository.js";
 import { newTenant, useServer } from "../support/harness.js";
 import { Receiver } from "../support/receiver.js";

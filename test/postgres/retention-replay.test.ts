@@ -5,10 +5,10 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DeliveryLoop } from "../../src/webhooks/delivery.js";
+import { DeliveryLoop } from "../../src/webhooks/delivery/delivery.loop.js";
 import { insertEndpoint } from "../../src/webhooks/endpoint.repository.js";
-import { replayDelivery } from "../../src/webhooks/log.repository.js";
-import { RetentionSweeper } from "../../src/webhooks/retention.js";
+import { replayDelivery } from "../../src/webhooks/admin/replay.repository.js";
+import { RetentionSweeper } from "../../src/webhooks/retention/retention.sweeper.js";
 import { withdrawal } from "../support/factories.js";
 import { newTenant, sync, useServer } from "../support/harness.js";
 import { Receiver } from "../support/receiver.js";

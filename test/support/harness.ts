@@ -13,7 +13,7 @@ import type { Scope } from "../../src/platform/keys.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
 import { migrateToLatest } from "../../src/storage/migrate.js";
 import { createTenant, issueKey } from "../../src/tenants/tenant.service.js";
-import { Ingestion } from "../../src/webhooks/ingestion.js";
+import { Ingestion } from "../../src/webhooks/delivery/ingestion.js";
 import { createTestDatabase } from "./databases.js";
 
 export interface TestServer {

@@ -5,7 +5,7 @@
  * migration never changes once it has run; a test checks that every filter rides an index.
  */
 import { sql, type Kysely } from "kysely";
-import { ENGINE_TRAITS, type Engine } from "../engine.js";
+import type { Engine } from "../engine.js";
 
 const RELATION_INDEXES = ["employee_id", "product_id", "cost_center_id", "sector_id"];
 
@@ -34,8 +34,7 @@ const RECORD_TABLES: { table: string; indexes: string[][] }[] = [
   { table: "devices", indexes: MASTER_ORDER },
 ];
 
-export function initialMigration(engine: Engine) {
-  const t = ENGINE_TRAITS[engine];
+export function initialMigration(t: Engine) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       await db.schema

@@ -4,14 +4,13 @@
  * message to each endpoint subscribed to it. Keyed by tenant first, like every table.
  */
 import { sql, type Kysely, type RawBuilder } from "kysely";
-import { ENGINE_TRAITS, type Engine } from "../engine.js";
+import type { Engine } from "../engine.js";
 
-export function webhooksMigration(engine: Engine) {
-  const t = ENGINE_TRAITS[engine];
+export function webhooksMigration(t: Engine) {
   // On SQLite the outbox's tables are stored in their primary key's order (no rowid): one
   // B-tree per row written instead of two, which sync pays for every record it announces.
   const clustered = <B extends { modifyEnd(modifier: RawBuilder<unknown>): B }>(table: B): B =>
-    engine === "sqlite" ? table.modifyEnd(sql`without rowid`) : table;
+    t.clusteredTables ? table.modifyEnd(sql`without rowid`) : table;
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       await db.schema

@@ -6,10 +6,9 @@
  * sync. Keyed by tenant first, like every table.
  */
 import { type Kysely } from "kysely";
-import { ENGINE_TRAITS, type Engine } from "../engine.js";
+import type { Engine } from "../engine.js";
 
-export function webhookFanoutsMigration(engine: Engine) {
-  const t = ENGINE_TRAITS[engine];
+export function webhookFanoutsMigration(t: Engine) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       await db.schema

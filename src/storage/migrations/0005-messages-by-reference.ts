@@ -11,8 +11,8 @@ import type { Engine } from "../engine.js";
 export function messagesByReferenceMigration(engine: Engine) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      if (engine === "postgres") {
-        await sql`alter table webhook_messages add column record_id text collate "C"`.execute(db);
+      if (engine.altersColumns) {
+        await sql`alter table webhook_messages add column record_id ${engine.sortKeyType}`.execute(db);
         await sql`alter table webhook_messages alter column payload drop not null`.execute(db);
         return;
       }

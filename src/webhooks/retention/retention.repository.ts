@@ -7,13 +7,13 @@
  * by an endpoint deleted while a sync wrote them go too.
  *
  * Every statement reads one tenant's range of a primary key: attempt, delivery and message ids
- * begin with their time (outbox.ts), so "older than" is a key range, not a scan.
+ * begin with their time (../ids.ts), so "older than" is a key range, not a scan.
  */
 import { sql, type Kysely, type Transaction } from "kysely";
-import { relaxedTransaction } from "../storage/engine.js";
-import { fixedChunks } from "../storage/query-template.js";
-import type { Schema } from "../storage/schema.js";
-import { ATTEMPT_ID_PREFIX, DELIVERY_ID_PREFIX, FANOUT_ID_PREFIX, idTime, MESSAGE_ID_PREFIX } from "./outbox.js";
+import { engineOf } from "../../storage/engine.js";
+import { fixedChunks } from "../../storage/query-template.js";
+import type { Schema } from "../../storage/schema.js";
+import { ATTEMPT_ID_PREFIX, DELIVERY_ID_PREFIX, FANOUT_ID_PREFIX, idTime, MESSAGE_ID_PREFIX } from "../ids.js";
 
 export interface Pruned {
   attempts: number;
@@ -72,7 +72,7 @@ async function inChunks(options: PruneOptions, step: (limit: number) => Promise<
 
 /** Lost with the machine, a delete is only done again at the next sweep. */
 async function deleteWhere(db: Kysely<Schema>, query: (trx: Transaction<Schema>) => Promise<{ numDeletedRows: bigint }>): Promise<number> {
-  return relaxedTransaction(db, async (trx: Transaction<Schema>) => Number((await query(trx)).numDeletedRows));
+  return engineOf(db).relaxedTransaction(db, async (trx) => Number((await query(trx)).numDeletedRows));
 }
 
 function pruneAttempts(db: Kysely<Schema>, tenantId: number, before: number, limit: number): Promise<number> {
@@ -97,8 +97,9 @@ function pruneAttempts(db: Kysely<Schema>, tenantId: number, before: number, lim
 function pruneDeliveries(db: Kysely<Schema>, tenantId: number, endpointId: string, before: number, limit: number): Promise<number> {
   // A delivery's id begins with the time its message was written: only those written before
   // the cut-off can have been last changed before it. The status is checked again on the rows
-  // deleted: on PostgreSQL a replay that commits meanwhile makes the row pending, and the
-  // delete then passes it by instead of losing the replay.
+  // deleted: with row locks, a replay that commits meanwhile makes the row pending, and the
+  // delete then passes it by instead of losing the replay. The rows are locked in key order,
+  // the one order of ../locks.repository.ts.
   return deleteWhere(db, (trx) =>
     trx
       .deleteFrom("webhook_deliveries")
@@ -106,8 +107,8 @@ function pruneDeliveries(db: Kysely<Schema>, tenantId: number, endpointId: strin
       .where("endpoint_id", "=", endpointId)
       .where("status", "in", ENDED)
       .where("updated_at", "<", before)
-      .where("id", "in", (eb) =>
-        eb
+      .where("id", "in", (eb) => {
+        const oldest = eb
           .selectFrom("webhook_deliveries")
           .select("id")
           .where("tenant_id", "=", tenantId)
@@ -116,17 +117,18 @@ function pruneDeliveries(db: Kysely<Schema>, tenantId: number, endpointId: strin
           .where("status", "in", ENDED)
           .where("updated_at", "<", before)
           .orderBy("id")
-          .limit(sql.lit(limit)),
-      )
+          .limit(sql.lit(limit));
+        return engineOf(trx).rowLocks ? oldest.forUpdate() : oldest;
+      })
       .executeTakeFirst(),
   );
 }
 
 /**
  * Messages written before the cut-off that no delivery or fan-out names. A delivery's id and a
- * fan-out's carry the time their messages were written (outbox.ts, expandFanouts in
- * delivery.ts), so only those of before the cut-off can name such a message; after
- * pruneDeliveries they are the few still pending, paused or changed since.
+ * fan-out's carry the time their messages were written (outbox.repository.ts, and
+ * delivery/fanout.repository.ts), so only those of before the cut-off can name such a message;
+ * after pruneDeliveries they are the few still pending, paused or changed since.
  */
 async function pruneMessages(db: Kysely<Schema>, tenantId: number, endpointIds: readonly string[], options: PruneOptions): Promise<number> {
   const named = new Set<string>();
@@ -166,13 +168,14 @@ async function pruneMessages(db: Kysely<Schema>, tenantId: number, endpointIds: 
       .execute();
     const unnamed = candidates.map((m) => m.id).filter((id) => !named.has(id));
     if (unnamed.length > 0) total += await deleteMessages(db, tenantId, unnamed);
-    if (candidates.length < options.chunk || !(await options.pause())) return total;
-    after = candidates[candidates.length - 1]!.id;
+    const last = candidates[candidates.length - 1];
+    if (last === undefined || candidates.length < options.chunk || !(await options.pause())) return total;
+    after = last.id;
   }
 }
 
 function deleteMessages(db: Kysely<Schema>, tenantId: number, ids: readonly string[]): Promise<number> {
-  return relaxedTransaction(db, async (trx: Transaction<Schema>) => {
+  return engineOf(db).relaxedTransaction(db, async (trx) => {
     let deleted = 0;
     // Runs of a few fixed sizes: each size is one statement text (one prepared statement).
     for (const part of fixedChunks(ids)) {

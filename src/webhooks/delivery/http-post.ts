@@ -1,51 +1,17 @@
 /**
  * One HTTP POST to a webhook endpoint, with a time limit, no redirects followed, and the
- * server-side request forgery guard: unless allowed, an address on loopback, a private or
- * link-local network is refused, for a literal address and for every address a name resolves
- * to, checked when connecting (so a name that changes its answer after the endpoint was
- * registered is caught too).
+ * server-side request forgery guard (../address.ts): unless allowed, an address on loopback, a
+ * private or link-local network is refused, for a literal address and for every address a name
+ * resolves to, checked when connecting (so a name that changes its answer after the endpoint
+ * was registered is caught too).
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from "node:dns";
 import http from "node:http";
 import https from "node:https";
-import { BlockList, isIP } from "node:net";
+import { isPrivateAddress } from "../address.js";
+import type { AttemptResult } from "./retry-policy.js";
 
-const PRIVATE = new BlockList();
-for (const [network, prefix] of [
-  ["0.0.0.0", 8],
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10],
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16],
-  ["172.16.0.0", 12],
-  ["192.168.0.0", 16],
-  ["224.0.0.0", 3],
-] as const) {
-  PRIVATE.addSubnet(network, prefix, "ipv4");
-}
-for (const [network, prefix] of [
-  ["::", 127],
-  ["fc00::", 7],
-  ["fe80::", 10],
-  ["ff00::", 8],
-] as const) {
-  PRIVATE.addSubnet(network, prefix, "ipv6");
-}
-
-/** Whether an address is on loopback, a private, link-local, shared or multicast network. */
-export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  if (mapped !== undefined) return PRIVATE.check(mapped, "ipv4");
-  const family = isIP(address);
-  if (family === 0) return false;
-  return PRIVATE.check(address, family === 4 ? "ipv4" : "ipv6");
-}
-
-export interface SendResult {
-  /** The receiver's status, when it answered. */
-  status?: number;
-  /** Seconds the receiver asked to wait (Retry-After), when it did. */
-  retryAfterSeconds?: number;
+export interface SendResult extends AttemptResult {
   error?: string;
   durationMs: number;
 }
@@ -67,8 +33,10 @@ function guardedLookup(allowPrivate: boolean) {
       if (err) return callback(err, []);
       const refused = allowPrivate ? undefined : addresses.find((a) => isPrivateAddress(a.address));
       if (refused !== undefined) return callback(new RefusedAddress(`${hostname} resolves to ${refused.address}, a private address`), []);
+      const [first] = addresses;
+      if (first === undefined) return callback(new Error(`${hostname} resolves to no address`), []);
       if (options.all === true) return callback(null, addresses);
-      return callback(null, addresses[0]!.address, addresses[0]!.family);
+      return callback(null, first.address, first.family);
     });
   };
 }

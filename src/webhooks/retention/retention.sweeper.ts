@@ -6,7 +6,7 @@
  */
 import { setImmediate as yieldToRequests } from "node:timers/promises";
 import type { Kysely } from "kysely";
-import type { Schema } from "../storage/schema.js";
+import type { Schema } from "../../storage/schema.js";
 import { pruneWebhookLog, type Pruned } from "./retention.repository.js";
 
 const MINUTE = 60_000;

@@ -1,0 +1,99 @@
+/**
+ * Strict query strings for every list-like endpoint. Unknown, repeated and empty parameters
+ * are refused, never dropped; numbers are never clamped; each value is checked against its
+ * TypeBox schema, the same one the OpenAPI document shows. The paging parameters (`limit`,
+ * `cursor`) are declared here; the record lists add their filters (lists/list.query.ts).
+ */
+import { Type, type TObject, type TSchema } from "@sinclair/typebox";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { ApiError, type ErrorCode } from "./errors.js";
+
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 100;
+
+/** A query parameter: its schema (for the OpenAPI document), how its text is read, and its error. */
+export interface Param {
+  schema: TSchema;
+  error: ErrorCode;
+  /** The parameter's value, or undefined when the raw text breaks its rules. */
+  parse(raw: string): unknown;
+  /** What a valid value is, for the error's detail. */
+  expects: string;
+}
+
+/** A parameter whose value is its text, checked against its schema. */
+export function textParam(schema: TSchema, error: ErrorCode, expects: string): Param {
+  const check = TypeCompiler.Compile(schema);
+  return { schema, error, expects, parse: (raw) => (check.Check(raw) ? raw : undefined) };
+}
+
+const LIMIT = Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: "Items per page, 1 to 100." });
+const LIMIT_CHECK = TypeCompiler.Compile(LIMIT);
+
+/** `limit` and `cursor`, which every list-like endpoint takes. */
+export const PAGE_PARAMS: Readonly<Record<"limit" | "cursor", Param>> = {
+  limit: {
+    schema: LIMIT,
+    error: "invalid_limit",
+    // Digits only: "1e2", "+5" and "5.0" are not how an integer is written here.
+    parse: (raw) => (/^\d{1,6}$/.test(raw) && LIMIT_CHECK.Check(Number(raw)) ? Number(raw) : undefined),
+    expects: `an integer from 1 to ${MAX_LIMIT}`,
+  },
+  cursor: textParam(
+    Type.String({ description: "The `cursor` of the previous page, exactly as received." }),
+    "invalid_cursor",
+    "the cursor of a previous response",
+  ),
+};
+
+/** What a page is asked for: how many items, and after which (the cursor, still opaque). */
+export interface PageRequest {
+  limit: number;
+  cursor: string | undefined;
+}
+
+/** The query schema of an endpoint that takes these parameters, for the OpenAPI document. */
+export function querySchemaOf(params: Readonly<Record<string, Param>>): TObject {
+  const properties = Object.fromEntries(Object.entries(params).map(([name, param]) => [name, Type.Optional(param.schema)]));
+  return Type.Object(properties, { additionalProperties: false });
+}
+
+/** The query string of a request URL, undecoded. */
+export function rawQuery(url: string): string {
+  const at = url.indexOf("?");
+  return at === -1 ? "" : url.slice(at + 1);
+}
+
+function quoted(raw: string): string {
+  return JSON.stringify(raw.length > 100 ? `${raw.slice(0, 100)}...` : raw);
+}
+
+/** Each parameter's value and its text, in the order sent; unknown, repeated, empty and malformed ones are refused. */
+export function parseParams(
+  rawQuery: string,
+  accepted: Readonly<Record<string, Param>>,
+): { values: Map<string, unknown>; texts: [string, string][] } {
+  const values = new Map<string, unknown>();
+  const texts: [string, string][] = [];
+  for (const [name, raw] of new URLSearchParams(rawQuery)) {
+    const param = Object.hasOwn(accepted, name) ? accepted[name] : undefined;
+    if (param === undefined) throw new ApiError("unknown_parameter", `unknown filter parameter "${name}"`, { param: name });
+    if (values.has(name)) throw new ApiError("repeated_parameter", `parameter "${name}" is repeated; send it once`, { param: name });
+    if (raw === "") throw new ApiError("empty_parameter", `parameter "${name}" is empty; send a value or leave it out`, { param: name });
+    const value = param.parse(raw);
+    if (value === undefined) throw new ApiError(param.error, `${name} must be ${param.expects}; got ${quoted(raw)}`, { param: name });
+    values.set(name, value);
+    texts.push([name, raw]);
+  }
+  return { values, texts };
+}
+
+/** The page a query string asks for, from parameters already parsed. */
+export function pageRequestOf(values: ReadonlyMap<string, unknown>): PageRequest {
+  return { limit: (values.get("limit") as number | undefined) ?? DEFAULT_LIMIT, cursor: values.get("cursor") as string | undefined };
+}
+
+/** `limit` and `cursor` of a list that takes no filters (the webhook admin lists). */
+export function parsePageRequest(rawQuery: string): PageRequest {
+  return pageRequestOf(parseParams(rawQuery, PAGE_PARAMS).values);
+}
