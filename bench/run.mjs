@@ -75,7 +75,7 @@ const settings = {
 };
 
 /**
- * The targets per engine: PostgreSQL's are issue 3's; it has no memory target. Webhooks: the
+ * The targets per engine (bench/README.md); PostgreSQL has no memory target. Webhooks: the
  * outbox costs sync at most 25 %, and an event reaches its receiver within a second (median).
  */
 const WEBHOOK_TARGETS = { hooksVsSync: 0.75, webhookDelayMs: 1000 };

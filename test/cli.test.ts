@@ -1,6 +1,6 @@
 /**
  * The `cribline` command line, run as the real executable against a fresh database per
- * test (decisions section 8): migrate, tenants, keys, import, demo and serve.
+ * test (README: "Command line"): migrate, tenants, keys, import, demo and serve.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

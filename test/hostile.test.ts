@@ -14,7 +14,7 @@ const RELATIONS = ["employeeId", "productId", "costCenterId", "sectorId"];
 const KNOWN_PARAMS = ["limit", "cursor", "name", "code", "createdSince", "createdUntil", ...RELATIONS];
 const RUNS = { numRuns: 150 };
 
-/** The parameters each list accepts (seed §4.2, decisions §4). */
+/** The parameters each list accepts (README: Filters, and the OpenAPI document). */
 function accepted(collection: string): string[] {
   const params = ["limit", "cursor", "name"];
   if (collection === "cost-centers") params.push("code");

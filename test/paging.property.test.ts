@@ -3,7 +3,7 @@
  * accepts and any sequence of page sizes, following cursors returns every matching record
  * exactly once, in the documented order, with full pages until the last, whose cursor is null.
  *
- * The oracle below is written from the contract (seed spec section 4.4/4.5, decisions section 3/4),
+ * The oracle below is written from the README ("What a client must know": order, filters, cursors, records),
  * not from the server's code: filters are JS predicates and the order is a JS comparator.
  * Values come from small pools, so filters match often and ties (equal createdAt, equal
  * lower-cased names, equal event dates) are common.
@@ -162,7 +162,7 @@ const boundArb: fc.Arbitrary<Instant> = fc.record({
 });
 
 // ---------------------------------------------------------------------------------------------
-// Text order, from the decisions: lower-cased, compared in code-point order
+// Text order, as the README says: lower-cased, compared in code-point order
 
 function compareCodePoints(a: string, b: string): number {
   const x = [...a];

@@ -1,5 +1,5 @@
 /**
- * Sync (decisions §3, §5, §6): counts, idempotence, conflicts, upserts, atomicity, the
+ * Sync (README: "What a client must know", Sync): counts, idempotence, conflicts, upserts, atomicity, the
  * errors that name each offending record and field, times, and the body rules, over HTTP.
  */
 import { request as httpRequest } from "node:http";

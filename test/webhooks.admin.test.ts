@@ -1,5 +1,5 @@
 /**
- * The webhook admin API over HTTP (decisions section 7): endpoints are created, listed with the
+ * The webhook admin API over HTTP (docs/webhooks.md): endpoints are created, listed with the
  * conventions of every list, read, deleted, disabled, enabled and their secret rotated; bad
  * input is a 400 with its own code; each endpoint's attempts are listed; one delivery, or the
  * failed ones of a time range, are replayed. Deliveries go to a real receiver on loopback, sent

@@ -1,5 +1,5 @@
 /**
- * Webhook delivery (decisions section 7) against a real HTTP receiver on loopback: signed as
+ * Webhook delivery (docs/webhooks.md) against a real HTTP receiver on loopback: signed as
  * Standard Webhooks says, retried with backoff on failure (honouring Retry-After) with the
  * same webhook-id, 410 disables the endpoint, a timeout is a failed attempt, the last attempt
  * fails the delivery, private addresses are refused unless allowed, and a delivery whose

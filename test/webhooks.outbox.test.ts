@@ -1,5 +1,5 @@
 /**
- * The webhook outbox (decisions section 7): a sync writes one message per record change that
+ * The webhook outbox (docs/webhooks.md, docs/architecture.md): a sync writes one message per record change that
  * an enabled endpoint of the tenant takes, in the same transaction, with `data` exactly as the
  * list returns the record, and one fan-out per endpoint naming the messages it takes (the
  * delivery loop makes them deliveries, see webhooks.delivery.test.ts); nothing for an unchanged

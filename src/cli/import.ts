@@ -80,8 +80,8 @@ const NEWLINE = 0x0a;
 
 /**
  * The file's lines, numbered from 1, without their line ends; refuses a line longer than
- * `maxBytes` as soon as it is, instead of holding all of it (readline held a 600 MB line
- * until V8 gave up with a stack trace).
+ * `maxBytes` as soon as it is, instead of holding all of it (a line-reader holds a whole
+ * line, however long, until V8 runs out of memory).
  */
 async function* ndjsonLines(file: string, maxBytes: number, stored: () => string): AsyncGenerator<{ number: number; text: string }> {
   let number = 0;

@@ -37,11 +37,9 @@ const unindexed = { createdAt: sql<number>`created_at + 0`, eventAt: sql<number>
  * Which windows read their late rows day by day: those with both bounds, from 12 hours to 7
  * days long (touching up to 8 UTC days), one arm per day touched. A day's arm reads its day's
  * late rows in page order and skips those outside the window, so it stops early when the
- * window covers much of its days, and would skip most of them in a window of minutes (a
- * one-minute window over 25,000 late rows a day took 2 ms a page by day, 0.2 ms as a range).
+ * window covers much of its days, and would skip most of them in a window of minutes.
  * Shorter windows, longer ones (an arm per day) and open-ended ones read their late rows as
- * one range and sort them; the bench's one-day window, by day, no longer reads and sorts all
- * 165 late rows of its day, bodies and all, on every page.
+ * one range and sort them (docs/measurements.md has the figures behind both bounds).
  */
 export const DAY_BY_DAY = { shortestMs: 12 * 60 * 60 * 1000, longestMs: 7 * LATE_DAY_MS };
 
@@ -93,9 +91,9 @@ export function onTimeArm(base: RowsQuery, s: Slots, upper: ArmAUpperBound): Row
  * window whose createdAt falls outside arm A's range, in page order from the index by day
  * (`base` carries the cursor). Its filters on the event date and on createdAt compare
  * `late_event_at + 0` and `created_at + 0`, so that they offer a planner no other index range
- * (PostgreSQL took the createdAt bounds as two bitmap scans of the index by day, and SQLite
- * the event date as a range of the index by event date, both then sorting the day's late
- * rows). It selects and orders by `created_at` itself: the equality on the day makes the
+ * (PostgreSQL would take the createdAt bounds as two bitmap scans of the index by day, and
+ * SQLite the event date as a range of the index by event date, both then sorting the day's
+ * late rows). It selects and orders by `created_at` itself: the equality on the day makes the
  * index by day the far narrower range than any createdAt index, which the plans test checks
  * on both engines, and on SQLite without statistics too.
  */
@@ -117,8 +115,8 @@ export function lateDayArm(base: RowsQuery, s: Slots, day: SlotValue): RowsQuery
  * Arm B of any other window: late rows in the window whose createdAt falls outside arm A's
  * range, from the index by event date, then sorted. It selects and compares `created_at + 0`
  * so that no createdAt index can serve it, neither as a range nor for its order: a planner
- * would otherwise walk the tenant's whole createdAt index hoping to fill the page early
- * (measured at 0.1 to 5 seconds against 0.1 ms on the bench's 1,000,000 rows).
+ * would otherwise walk the tenant's whole createdAt index hoping to fill the page early, which
+ * on a large tenant costs seconds a page (docs/measurements.md).
  */
 export function lateRangeArm(base: FilteredQuery, s: Slots): RowsQuery {
   const { createdAt } = unindexed;

@@ -1,8 +1,8 @@
 /**
  * Request bodies are JSON in UTF-8, strictly. Node decodes text leniently, turning bytes that
- * are not UTF-8 into U+FFFD: a Latin-1 "João" was stored as "Jo\uFFFDo", and a transaction,
- * once stored, never changes, so the device's correct re-send was a 409 for good. A body that
- * is not UTF-8 is refused instead, and so is a charset other than UTF-8.
+ * are not UTF-8 into U+FFFD: a Latin-1 "João" would be stored as "Jo\uFFFDo", and since a
+ * transaction never changes once stored, the device's correct re-send would then be a 409 for
+ * good. A body that is not UTF-8 is refused instead, and so is a charset other than UTF-8.
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ApiError } from "./errors.js";

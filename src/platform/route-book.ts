@@ -36,7 +36,7 @@ export interface BookedRoute {
  * The options of a route answering 405 to every method but `allow` ("GET, HEAD"; "" for none),
  * with those in `Allow`, hidden from the OpenAPI document. It answers on the request, before
  * Fastify reads a body: otherwise a body it could not parse, too large or of another media type
- * was a 400, 413 or 415 instead.
+ * would be a 400, 413 or 415 instead.
  */
 function methodNotAllowed(allow: readonly string[], detail: string): Omit<RouteOptions, "url"> {
   const refuse = async (): Promise<never> => {

@@ -56,8 +56,8 @@ const dayPrefixes = new Map<number, string>();
 const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`);
 
 /**
- * `new Date(ms).toISOString()`, which costs a page of 20 records a sixteenth of its time on
- * PostgreSQL (three times a record): the date part is made once per day and kept, the rest
+ * `new Date(ms).toISOString()`, which a page calls three times a record and which showed in
+ * its profile (docs/measurements.md): the date part is made once per day and kept, the rest
  * is arithmetic. Outside years 1 to 9999 (which cribline does not store) it is toISOString.
  */
 export function formatTime(ms: number): string {

@@ -79,8 +79,8 @@ export function openPostgresStorage(options: PostgresOptions): Storage {
     application_name: "cribline",
     // Plans by shape, never by value: cribline's queries are index ranges whose best plan does
     // not depend on the values (test/plans.test.ts checks these generic plans), and PostgreSQL
-    // otherwise re-planned the window and name pages on every request, at several times
-    // their execution time (0.17 ms against 0.07 ms for a window page).
+    // otherwise re-plans the window and name pages on every request, at several times their
+    // execution time (docs/measurements.md).
     options: "-c plan_cache_mode=force_generic_plan",
   });
   // Without a listener, an idle connection dropped by the server would crash the process.

@@ -1,7 +1,7 @@
 /**
- * Kysely builds and compiles a tree of frozen nodes on every call: measured at 0.06 ms for a
- * time-window page, more than SQLite takes to run it, and megabytes of garbage for a sync
- * batch's insert. A template compiles the SQL of one query shape once, with a slot wherever a
+ * Kysely builds and compiles a tree of frozen nodes on every call, which costs a list page
+ * more than SQLite takes to run it, and a sync batch's insert megabytes of garbage
+ * (docs/measurements.md). A template compiles the SQL of one query shape once, with a slot wherever a
  * value goes; each call then only fills the values in. The SQL is still Kysely's, written
  * once for every engine.
  */
@@ -61,7 +61,7 @@ export class QueryTemplates<R> {
  * Splits items into runs of a few fixed sizes (500, 100, 20, 5, 1), so that a statement over
  * many rows has one of five shapes whatever the number of rows (one shape per batch size
  * would let a client fill the caches with huge statements), and a full sync batch of 1,000
- * is two statements (inserting 1,000 rows as 256-row statements cost 22 ms, not 15 ms).
+ * is two statements: smaller runs made the batch's insert slower (docs/measurements.md).
  */
 export function fixedChunks<T>(items: readonly T[]): T[][] {
   const out: T[][] = [];
@@ -84,8 +84,8 @@ const inserts = new QueryTemplates<never>();
  *
  * On SQLite each statement is `INSERT OR FAIL`: a statement that writes many rows and may
  * abort halfway otherwise keeps a statement journal, a copy of every page it changes so that
- * it alone can be undone, and that copying took a fifth of the write of a 1,000-record sync
- * batch (78 ms, 63 without). With FAIL a constraint error still ends the statement with an
+ * it alone can be undone, and that copying was a fifth of a sync batch's write
+ * (docs/measurements.md). With FAIL a constraint error still ends the statement with an
  * error, but leaves the rows it wrote before; the caller's transaction, rolled back on that
  * error, takes them away with the rest. (PostgreSQL undoes a failed statement without such a
  * copy; it has no OR clause.)

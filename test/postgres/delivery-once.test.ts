@@ -3,24 +3,17 @@
  * delivery one takes is locked and leased, so the other skips it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStorage, type Storage } from "../../src/storage/database.js";
 import { DeliveryLoop } from "../../src/webhooks/delivery/delivery.loop.js";
 import { insertEndpoint } from "../../src/webhooks/endpoint.repository.js";
 import { withdrawal } from "../support/factories.js";
-import { newTenant, sync, useServer } from "../support/harness.js";
+import { newTenant, sync, useOtherPools, useServer } from "../support/harness.js";
 import { Receiver } from "../support/receiver.js";
 
 const server = useServer();
+const { pools } = useOtherPools(server, 2);
 const receiver = new Receiver();
-const pools: Storage[] = [];
-beforeAll(async () => {
-  await receiver.open();
-  for (let i = 0; i < 2; i += 1) pools.push(await openStorage(server().config.database));
-});
-afterAll(async () => {
-  await receiver.close();
-  for (const pool of pools) await pool.close();
-});
+beforeAll(() => receiver.open());
+afterAll(() => receiver.close());
 
 describe("two delivery loops on one database", () => {
   it("send each of 300 deliveries exactly once", { timeout: 60_000 }, async () => {

@@ -7,23 +7,17 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
-import { openStorage, type Storage } from "../../src/storage/database.js";
 import { DeliveryLoop } from "../../src/webhooks/delivery/delivery.loop.js";
 import { device } from "../support/factories.js";
-import { newTenant, request, useServer, type TestTenant } from "../support/harness.js";
+import { newTenant, request, useOtherPools, useServer, type TestTenant } from "../support/harness.js";
 import { Receiver } from "../support/receiver.js";
 
 const server = useServer({ CRIBLINE_WEBHOOKS_ALLOW_PRIVATE: "true" });
+// Two processes' delivery loops, each on a pool of its own.
+const { pools, close: closePools } = useOtherPools(server, 2);
 const receiver = new Receiver();
-const pools: Storage[] = [];
-beforeAll(async () => {
-  await receiver.open();
-  for (let i = 0; i < 2; i += 1) pools.push(await openStorage(server().config.database));
-});
-afterAll(async () => {
-  await receiver.close();
-  for (const pool of pools) await pool.close();
-});
+beforeAll(() => receiver.open());
+afterAll(() => receiver.close());
 
 const RUN_MS = 8000;
 const ENDPOINTS = 3;
@@ -103,7 +97,7 @@ describe("webhook writers side by side", () => {
     expect(Math.min(...runs), "every writer ran").toBeGreaterThan(2);
     expect(receiver.received.length, "deliveries were sent meanwhile").toBeGreaterThan(0);
     // Closing the pools ends their sessions, which report their statistics as they end.
-    for (const pool of pools.splice(0)) await pool.close();
+    await closePools();
     expect((await deadlocks()) - before).toBe(0);
   });
 });

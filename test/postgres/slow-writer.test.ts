@@ -5,22 +5,17 @@
  * polls newest-first down to the last record it saw misses nothing.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { findCollection } from "../../src/collections/registry.js";
 import { toStoredContent } from "../../src/collections/record.js";
-import { openStorage, type Storage } from "../../src/storage/database.js";
 import { writeBatchIn } from "../../src/sync/sync.repository.js";
 import { employee, withdrawal } from "../support/factories.js";
-import { get, newTenant, readAll, sync, useServer } from "../support/harness.js";
+import { get, newTenant, readAll, sync, useOtherPools, useServer } from "../support/harness.js";
 import type { Reply } from "../support/harness.js";
 
 const server = useServer();
-let other: Storage;
-beforeAll(async () => {
-  // Another process's connection pool on the same database.
-  other = await openStorage(server().config.database);
-});
-afterAll(async () => other.close());
+// Another process's connection pool on the same database.
+const { pools } = useOtherPools(server, 1);
 
 describe("a slow sync transaction beside readers and writers", () => {
   it("keeps paging exact and createdAt in commit order", { timeout: 60_000 }, async () => {
@@ -36,6 +31,7 @@ describe("a slow sync transaction beside readers and writers", () => {
     const released = new Promise<void>((resolve) => (release = resolve));
     let stamped!: () => void;
     const isStamped = new Promise<void>((resolve) => (stamped = resolve));
+    const other = pools[0]!;
     const slow = other.db.transaction().execute(async (trx) => {
       const outcome = await writeBatchIn(
         trx,

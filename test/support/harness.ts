@@ -154,3 +154,19 @@ export async function readAll(
   } while (cursor !== null);
   return { items, pages };
 }
+
+/**
+ * Other processes' connection pools on the calling test file's database (see useServer),
+ * opened before its tests and closed after them, or earlier by the test (`close`).
+ */
+export function useOtherPools(server: () => TestServer, count: number): { pools: Storage[]; close(): Promise<void> } {
+  const pools: Storage[] = [];
+  const close = async () => {
+    for (const pool of pools.splice(0)) await pool.close();
+  };
+  beforeAll(async () => {
+    for (let i = 0; i < count; i += 1) pools.push(await openStorage(server().config.database));
+  });
+  afterAll(close);
+  return { pools, close };
+}

@@ -1,5 +1,5 @@
 /**
- * The delivery loop takes what is due endpoint by endpoint (webhooks/delivery.ts): an index of
+ * The delivery loop takes what is due endpoint by endpoint (webhooks/delivery/): an index of
  * pending deliveries per endpoint replaces the one across every endpoint, whose scan walked
  * every due delivery of the endpoints that could take no more before finding one that could.
  */

@@ -1,7 +1,7 @@
 /**
  * Fan-outs: sync writes one row per endpoint per batch, naming the batch's messages that the
  * endpoint takes, instead of a delivery per message per endpoint; the delivery loop expands
- * each into its deliveries (webhooks/delivery.ts). A batch of 1,000 records announced to three
+ * each into its deliveries (webhooks/delivery/). A batch of 1,000 records announced to three
  * endpoints then writes 3 rows besides its messages, not 3,000: those had halved the rate of
  * sync. Keyed by tenant first, like every table.
  */

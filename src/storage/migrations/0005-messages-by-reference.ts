@@ -1,7 +1,7 @@
 /**
  * A transaction's webhook message names its record instead of copying it: transactions never
  * change once stored, so the payload is built when the message is sent, from the record as its
- * list returns it (webhooks/delivery.ts). The copy had doubled what sync wrote for every record
+ * list returns it (webhooks/delivery/). The copy had doubled what sync wrote for every record
  * announced, and kept a second copy of it for ever. Master data may change again before its
  * message goes, so its messages keep their payload as of the change.
  */
