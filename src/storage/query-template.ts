@@ -1,9 +1,9 @@
 /**
  * Kysely builds and compiles a tree of frozen nodes on every call, which costs a list page
  * more than SQLite takes to run it, and a sync batch's insert megabytes of garbage
- * (docs/measurements.md). A template compiles the SQL of one query shape once, with a slot wherever a
- * value goes; each call then only fills the values in. The SQL is still Kysely's, written
- * once for every engine.
+ * (docs/measurements.md). A template compiles the SQL of one query shape once, with a slot
+ * wherever a value goes; each call then only fills the values in. The SQL is still Kysely's,
+ * written once for every engine.
  */
 import { CompiledQuery, type Compilable, type Kysely, type Transaction } from "kysely";
 import { engineOf } from "./engine.js";
