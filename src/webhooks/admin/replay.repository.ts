@@ -3,6 +3,7 @@
  * again with the same message (and webhook-id) from the start of its retry schedule.
  */
 import type { ExpressionBuilder, Kysely } from "kysely";
+import { engineOf } from "../../storage/engine.js";
 import type { Schema } from "../../storage/schema.js";
 import { DELIVERY_ID_PREFIX, idTime } from "../ids.js";
 import { lockDeliveries, type DeliveryKey } from "../locks.repository.js";
@@ -46,11 +47,13 @@ export async function replayFailed(
       eb("status", "=", "failed"),
     ]);
   return db.transaction().execute(async (trx) => {
-    const failed = await trx.selectFrom("webhook_deliveries").select("id").where(failedInRange).execute();
-    await lockDeliveries(
-      trx,
-      failed.map(({ id }): DeliveryKey => [tenantId, endpointId, id]),
-    );
+    if (engineOf(trx).rowLocks) {
+      const failed = await trx.selectFrom("webhook_deliveries").select("id").where(failedInRange).execute();
+      await lockDeliveries(
+        trx,
+        failed.map(({ id }): DeliveryKey => [tenantId, endpointId, id]),
+      );
+    }
     const replayed = await trx.updateTable("webhook_deliveries").set(REPLAYED(now)).where(failedInRange).executeTakeFirst();
     return Number(replayed.numUpdatedRows);
   });

@@ -11,8 +11,6 @@ import { registerReplayRoutes } from "./replay.routes.js";
 import type { WebhookAdminDeps } from "./webhook.api.js";
 import { WEBHOOK_SCHEMAS } from "./webhook.schema.js";
 
-export type { WebhookAdminDeps } from "./webhook.api.js";
-
 export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookAdminDeps): void {
   for (const schema of WEBHOOK_SCHEMAS) app.addSchema(schema);
   registerEndpointRoutes(app, deps);
