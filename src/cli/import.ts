@@ -4,7 +4,8 @@
  * names the file's line numbers, and the batches before it stay stored. A line may be as long
  * as a sync body may be (CRIBLINE_SYNC_BODY_LIMIT); lines may end in CRLF, and a UTF-8 byte
  * order mark before the first is skipped (editors on Windows write one). A line that is not UTF-8
- * is refused by its number, not stored with its bad bytes replaced.
+ * is refused by its number, not stored with its bad bytes replaced. The table it loaded is left
+ * analysed (storage/statistics.ts), also when it stopped at a bad batch after storing others.
  */
 import { createReadStream } from "node:fs";
 import type { Kysely } from "kysely";
@@ -12,6 +13,7 @@ import type { Collection } from "../collections/define.js";
 import { ApiError } from "../platform/errors.js";
 import { decodeUtf8 } from "../platform/json-body.js";
 import type { Schema } from "../storage/schema.js";
+import { analyzeTable } from "../storage/statistics.js";
 import { syncBatch, type SyncResult } from "../sync/sync.service.js";
 import { MAX_BATCH } from "../sync/sync.validate.js";
 
@@ -61,18 +63,25 @@ export async function importNdjson(
     batch = [];
     lines = [];
   };
-  for await (const { number, text } of ndjsonLines(file, maxLineBytes, stored)) {
-    if (text.trim() === "") continue;
-    try {
-      batch.push(JSON.parse(text));
-    } catch {
-      // Like any bad line, it stops the import with its batch unstored.
-      throw new ImportError(`line ${number} is not valid JSON; ${stored()}`);
+  try {
+    for await (const { number, text } of ndjsonLines(file, maxLineBytes, stored)) {
+      if (text.trim() === "") continue;
+      try {
+        batch.push(JSON.parse(text));
+      } catch {
+        // Like any bad line, it stops the import with its batch unstored.
+        throw new ImportError(`line ${number} is not valid JSON; ${stored()}`);
+      }
+      lines.push(number);
+      if (batch.length === MAX_BATCH) await flush();
     }
-    lines.push(number);
-    if (batch.length === MAX_BATCH) await flush();
+    await flush();
+  } catch (error) {
+    // What was stored is analysed all the same; the error that stopped the import is the one told.
+    if (done > 0) await analyzeTable(db, collection.table as "withdrawals").catch(() => undefined);
+    throw error;
   }
-  await flush();
+  if (done > 0) await analyzeTable(db, collection.table as "withdrawals");
   return total;
 }
 

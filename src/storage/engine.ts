@@ -33,6 +33,11 @@ export interface Engine {
    * it changes) unless it says `OR FAIL`; the caller's transaction undoes it whole all the same.
    */
   readonly insertsOrFail: boolean;
+  /**
+   * Keys can be passed as arrays (`unnest`) and probed one by one (`LATERAL`): a look-up by many
+   * keys is then one statement whose every plan uses the key, whatever the statistics say.
+   */
+  readonly keyArrays: boolean;
   /** A table can be stored in its primary key's order (`WITHOUT ROWID`): one B-tree a row, not two. */
   readonly clusteredTables: boolean;
   /** A column's NOT NULL can be dropped in place; without it the table is rebuilt. */
@@ -71,6 +76,7 @@ export const SQLITE: Engine = {
   rowLocks: false,
   mergesOrderedUnion: true,
   insertsOrFail: true,
+  keyArrays: false,
   clusteredTables: true,
   altersColumns: false,
   sharedByProcesses: false,
@@ -107,6 +113,7 @@ export const POSTGRES: Engine = {
   rowLocks: true,
   mergesOrderedUnion: false,
   insertsOrFail: false,
+  keyArrays: true,
   clusteredTables: false,
   altersColumns: true,
   sharedByProcesses: true,

@@ -2,11 +2,12 @@
  * A sync batch's records in storage, inside the caller's transaction (sync.service.ts): read
  * what is stored of them, compare content in its canonical stored form, insert and update.
  */
-import type { Transaction } from "kysely";
+import type { CompiledQuery, Kysely, Transaction } from "kysely";
 import type { Collection } from "../collections/define.js";
 import { newRowValues, type RecordChange, type StoredContent } from "../collections/record.js";
 import { engineOf } from "../storage/engine.js";
-import { fixedChunks, insertMany, QueryTemplates } from "../storage/query-template.js";
+import { insertMany, QueryTemplates } from "../storage/query-template.js";
+import { rowsByKeys, type ByKeys } from "../storage/row-values.js";
 import { RECORD_COLUMNS, type Schema } from "../storage/schema.js";
 
 export interface BatchOutcome {
@@ -21,40 +22,45 @@ export interface BatchOutcome {
   at: number;
 }
 
-const bodyQueries = new QueryTemplates<{ id: string; body: string; created_at: number; updated_at: number }>();
 const latestQueries = new QueryTemplates<{ latest: number | string | null }>();
 
-/** The newest createdAt of a tenant's collection (one index probe). */
-async function latestCreatedAt(trx: Transaction<Schema>, table: "withdrawals", tenantId: number): Promise<number | undefined> {
-  const query = latestQueries.fill(trx, `${table}:latest`, { tenantId }, (s) =>
-    trx
+/** The newest createdAt of a tenant's collection: one probe of its createdAt index. */
+export function latestCreatedAtQuery(
+  db: Kysely<Schema>,
+  table: "withdrawals",
+  tenantId: number,
+): CompiledQuery<{ latest: number | string | null }> {
+  return latestQueries.fill(db, `${table}:latest`, { tenantId }, (s) =>
+    db
       .selectFrom(table)
       .select((eb) => eb.fn.max("created_at").as("latest"))
       .where("tenant_id", "=", s.tenantId),
   );
-  const latest = (await trx.executeQuery(query)).rows[0]?.latest;
+}
+
+async function latestCreatedAt(trx: Transaction<Schema>, table: "withdrawals", tenantId: number): Promise<number | undefined> {
+  const latest = (await trx.executeQuery(latestCreatedAtQuery(trx, table, tenantId))).rows[0]?.latest;
   return latest === null || latest === undefined ? undefined : Number(latest);
 }
+
+type StoredBody = { id: string; body: string; created_at: number; updated_at: number };
+
+/** How a batch reads what is stored of its ids: by key, a probe per id (storage/row-values.ts). */
+export const storedBodiesLookup = (table: "withdrawals"): ByKeys<StoredBody> => ({
+  table,
+  columns: ["id", "body", "created_at", "updated_at"],
+  keyColumns: ["tenant_id", "id"],
+});
 
 /** What is stored of these ids: each one's body, when it was first stored and last changed. */
 async function storedBodies(trx: Transaction<Schema>, table: "withdrawals", tenantId: number, ids: string[]) {
   const bodies = new Map<string, { body: string; createdAt: number; updatedAt: number }>();
-  for (const part of fixedChunks(ids)) {
-    const query = bodyQueries.fill(trx, `${table}:bodies:${part.length}`, [tenantId, ...part], (s) =>
-      trx
-        .selectFrom(table)
-        .select(["id", "body", "created_at", "updated_at"])
-        .where("tenant_id", "=", s[0])
-        .where(
-          "id",
-          "in",
-          part.map((_, i) => s[i + 1]),
-        ),
-    );
-    for (const row of (await trx.executeQuery(query)).rows) {
-      bodies.set(row.id, { body: row.body, createdAt: row.created_at, updatedAt: row.updated_at });
-    }
-  }
+  const rows = await rowsByKeys(
+    trx,
+    storedBodiesLookup(table),
+    ids.map((id) => [tenantId, id]),
+  );
+  for (const row of rows) bodies.set(row.id, { body: row.body, createdAt: row.created_at, updatedAt: row.updated_at });
   return bodies;
 }
 

@@ -7,10 +7,9 @@
  * one way: the delivery loop recording outcomes (deliveries by key), and an admin disabling,
  * enabling or deleting an endpoint (the endpoint, then its deliveries by key).
  */
-import { sql, type Transaction } from "kysely";
+import type { Transaction } from "kysely";
 import { engineOf } from "../storage/engine.js";
-import { fixedChunks } from "../storage/query-template.js";
-import { keysIn, overRows } from "../storage/row-values.js";
+import { rowsByKeys } from "../storage/row-values.js";
 import type { DeliveryStatus, Schema } from "../storage/schema.js";
 
 /** A delivery's primary key. */
@@ -23,19 +22,12 @@ function byKey(a: DeliveryKey, b: DeliveryKey): number {
 
 /**
  * Locks the given deliveries, in primary-key order, until the transaction ends: sorted first,
- * so that the statements of a long list go in that order too.
+ * and locked in that order by one look-up (storage/row-values.ts).
  */
 export async function lockDeliveries(trx: Transaction<Schema>, keys: readonly DeliveryKey[]): Promise<void> {
   if (!engineOf(trx).rowLocks) return;
-  for (const part of fixedChunks([...keys].sort(byKey))) {
-    await overRows(
-      trx,
-      "lock-deliveries",
-      part,
-      (slots) =>
-        sql`select 1 from webhook_deliveries where ${keysIn(["tenant_id", "endpoint_id", "id"], slots)} order by tenant_id, endpoint_id, id for update`,
-    );
-  }
+  const lookup = { table: "webhook_deliveries", columns: ["id"], keyColumns: ["tenant_id", "endpoint_id", "id"], forUpdate: true } as const;
+  await rowsByKeys<{ id: string }>(trx, lookup, [...keys].sort(byKey));
 }
 
 /** Locks an endpoint's deliveries (those of one status, when given), in primary-key order. */

@@ -2,12 +2,11 @@
  * What a round needs to send its deliveries: their messages, with the body of each, and their
  * endpoints' addresses and secrets, in a few queries per round rather than two per delivery.
  */
-import { sql, type Kysely } from "kysely";
+import type { Kysely } from "kysely";
 import { toApiJson } from "../../collections/record.js";
 import { COLLECTIONS } from "../../collections/registry.js";
 import { engineOf } from "../../storage/engine.js";
-import { fixedChunks } from "../../storage/query-template.js";
-import { keysIn, overRows } from "../../storage/row-values.js";
+import { rowsByKeys } from "../../storage/row-values.js";
 import type { RecordRow, Schema, WebhookEndpointTable, WebhookMessageTable } from "../../storage/schema.js";
 import { eventType, messagePayload } from "../events.js";
 import type { Taken } from "./lease.repository.js";
@@ -23,26 +22,16 @@ export type EndpointSecrets = Pick<
 /** A key of (tenant_id, id) as one string, for maps. */
 export const keyOf = (tenantId: number, id: string) => `${tenantId} ${id}`;
 
-/** The rows of `table` with the given (tenant_id, id) keys, by keyOf: a statement per run of keys. */
+/** The rows of `table` with the given (tenant_id, id) keys, by keyOf. */
 async function rowsByKey<R extends { tenant_id: number; id: string }>(
   db: Kysely<Schema>,
-  table: string,
+  table: keyof Schema,
   columns: readonly (keyof R & string)[],
   keys: readonly [number, string][],
 ): Promise<Map<string, R>> {
-  const found = new Map<string, R>();
   const distinct = [...new Map(keys.map((key) => [keyOf(...key), key])).values()];
-  for (const part of fixedChunks(distinct)) {
-    const rows = await overRows(
-      db,
-      `${table}(${columns.join(",")})`,
-      part,
-      (slots) =>
-        sql<R>`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)} where ${keysIn(["tenant_id", "id"], slots)}`,
-    );
-    for (const row of rows) found.set(keyOf(row.tenant_id, row.id), row);
-  }
-  return found;
+  const rows = await rowsByKeys<R>(db, { table, columns, keyColumns: ["tenant_id", "id"] }, distinct);
+  return new Map(rows.map((row) => [keyOf(row.tenant_id, row.id), row]));
 }
 
 /** The collection whose records a `created` event without a payload announces: a transaction's. */
@@ -66,7 +55,7 @@ export async function withPayloads(db: Kysely<Schema>, messages: readonly Messag
     if (collection === undefined) throw new Error(`message ${waiting[0]?.id} of type ${type} has no payload`);
     const records = await rowsByKey<Pick<RecordRow, "tenant_id" | "id" | "body" | "created_at" | "updated_at">>(
       db,
-      collection.table,
+      collection.table as "withdrawals",
       ["tenant_id", "id", "body", "created_at", "updated_at"],
       waiting.map((m) => [m.tenant_id, m.record_id ?? ""]),
     );

@@ -11,7 +11,7 @@
  */
 import { sql, type Kysely, type Transaction } from "kysely";
 import { engineOf } from "../../storage/engine.js";
-import { fixedChunks } from "../../storage/query-template.js";
+import { deleteByKeys } from "../../storage/row-values.js";
 import type { Schema } from "../../storage/schema.js";
 import { ATTEMPT_ID_PREFIX, DELIVERY_ID_PREFIX, FANOUT_ID_PREFIX, idTime, MESSAGE_ID_PREFIX } from "../ids.js";
 
@@ -175,15 +175,14 @@ async function pruneMessages(db: Kysely<Schema>, tenantId: number, endpointIds: 
 }
 
 function deleteMessages(db: Kysely<Schema>, tenantId: number, ids: readonly string[]): Promise<number> {
-  return engineOf(db).relaxedTransaction(db, async (trx) => {
-    let deleted = 0;
-    // Runs of a few fixed sizes: each size is one statement text (one prepared statement).
-    for (const part of fixedChunks(ids)) {
-      const result = await trx.deleteFrom("webhook_messages").where("tenant_id", "=", tenantId).where("id", "in", part).executeTakeFirst();
-      deleted += Number(result.numDeletedRows);
-    }
-    return deleted;
-  });
+  return engineOf(db).relaxedTransaction(db, (trx) =>
+    deleteByKeys(
+      trx,
+      "webhook_messages",
+      ["tenant_id", "id"],
+      ids.map((id) => [tenantId, id]),
+    ),
+  );
 }
 
 /** Fan-outs of endpoints that no longer exist (a sync that read one just before it was deleted). */
