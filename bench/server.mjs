@@ -65,14 +65,21 @@ process.on("SIGTERM", () => {
 async function precomputedPage() {
   const tenant = await storage.db.selectFrom("tenants").select("id").where("slug", "=", tenantSlug).executeTakeFirst();
   if (tenant === undefined) throw new Error(`no tenant "${tenantSlug}"`);
-  const rows = await storage.db
-    .selectFrom("withdrawals")
-    .select(["id", "created_at", "updated_at", "body"])
-    .where("tenant_id", "=", tenant.id)
-    .orderBy("created_at", "desc")
-    .orderBy("id", "desc")
-    .limit(20)
-    .execute();
+  // A withdrawal's rows are indexed by createdAt in two parts, on time and late: the first
+  // page is the newest 20 of both, as the list's own query merges them.
+  const newest = (late) =>
+    storage.db
+      .selectFrom("withdrawals")
+      .select(["id", "created_at", "updated_at", "body"])
+      .where("tenant_id", "=", tenant.id)
+      .where("late_event_at", late ? "is not" : "is", null)
+      .orderBy("created_at", "desc")
+      .orderBy("id", "desc")
+      .limit(20)
+      .execute();
+  const rows = [...(await newest(false)), ...(await newest(true))]
+    .sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? 1 : -1))
+    .slice(0, 20);
   const last = rows[rows.length - 1];
   return {
     data: rows.map((row) => toApiRecord(withdrawals, row)),

@@ -1,16 +1,15 @@
 /**
- * The time window's two arms (see src/lists/window.ts) at their edges: records whose event
- * date sits on and just outside the window's bounds, stored at the slack's boundaries before
- * and after it. Every window shape, read at several page sizes, returns exactly the records
- * in the window, once each, newest first by createdAt. Late records are read by the day of
- * their event: windows of 12 hours to 7 days day by day, others as one range, so both are
- * checked at day boundaries too.
+ * The time window's arms (see src/lists/window.ts) at their edges: records whose event date
+ * sits on and just outside the window's bounds, stored at the slack's boundaries before and
+ * after it. Every window shape, read at several page sizes, returns exactly the records in the
+ * window, once each, newest first by createdAt. Late records are read by the buckets of their
+ * event dates that tile the window, so they are checked across bucket boundaries of every
+ * level too, and the tiling itself is checked over random ranges.
  */
 import { describe, expect, it } from "vitest";
-import { SLACK_MS } from "../src/collections/late-event.js";
-import { withdrawals } from "../src/collections/registry.js";
-import { parseListQuery } from "../src/lists/list.query.js";
-import { DAY_BY_DAY, LATE_DAY_MS, windowValues } from "../src/lists/window.js";
+import fc from "fast-check";
+import { BUCKET_LEVELS_MS, BUCKET_ORIGIN_MS, SLACK_MS } from "../src/collections/late-event.js";
+import { tiles } from "../src/lists/window.js";
 import { withdrawal } from "./support/factories.js";
 import { newTenant, readAll, sync, useServer, type TestTenant } from "./support/harness.js";
 
@@ -83,70 +82,99 @@ describe("time window at the edges of its slack", () => {
   });
 });
 
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+/** The start of every bucket of `level` that begins at or after `ms`, counted from year 1. */
+const bucketStart = (level: number, ms: number) => {
+  const length = BUCKET_LEVELS_MS[level]!;
+  return Math.ceil((ms + BUCKET_ORIGIN_MS) / length) * length - BUCKET_ORIGIN_MS;
+};
+
 /**
- * Records stored long after (or before) their event, on both sides of every midnight of ten
- * days around the epoch, where whole days count from (the day before it is day -0, as
- * integer division rounds toward zero), plus some on time.
+ * Records stored long after (or before) their event, on both sides of the boundaries of
+ * buckets of every level (an hour to years) and of midnights around the epoch, plus some on
+ * time: the tiling's every kind of arm has rows at its edges.
  */
-async function storeLateAcrossDays() {
+async function storeLateAcrossBuckets() {
   const tenant = await newTenant(server());
-  const FIRST = -3 * LATE_DAY_MS;
+  const first = -3 * DAY;
+  const boundaries = [
+    ...Array.from({ length: 11 }, (_, day) => first + day * DAY),
+    ...BUCKET_LEVELS_MS.map((_, level) => bucketStart(level, first + 5 * DAY)),
+  ];
   const stored: Stored[] = [];
-  for (let day = 0; day <= 10; day++) {
-    const midnight = FIRST + day * LATE_DAY_MS;
-    for (const [e, event] of [midnight - 1, midnight, midnight + LATE_DAY_MS / 2].entries()) {
+  boundaries.forEach((boundary, b) => {
+    for (const [e, event] of [boundary - 1, boundary, boundary + HOUR / 2].entries()) {
       // Synced days later, a little later than the slack, or early (a clock running ahead,
       // by a little or by days), or on time.
-      for (const [o, offset] of [3 * LATE_DAY_MS + day, SLACK_MS + 1 + e, -(SLACK_MS + 1), -2 * LATE_DAY_MS - e, 0].entries()) {
-        stored.push({ id: `d-${day}-${e}-${o}`, event, createdAt: event + offset });
+      for (const [o, offset] of [3 * DAY + b, SLACK_MS + 1 + e, -(SLACK_MS + 1), -2 * DAY - e, 0].entries()) {
+        stored.push({ id: `d-${b}-${e}-${o}`, event, createdAt: event + offset });
       }
     }
-  }
+  });
   await storeAsPlanned(tenant, stored);
-  return { tenant, stored, first: FIRST };
+  return { tenant, stored, first };
 }
 
-const HOUR = 3_600_000;
-/** Window lengths either side of where reading late rows day by day starts and stops. */
-const LENGTHS = [
-  60_000,
-  DAY_BY_DAY.shortestMs - 1,
-  DAY_BY_DAY.shortestMs,
-  LATE_DAY_MS - 1,
-  LATE_DAY_MS,
-  2 * LATE_DAY_MS,
-  DAY_BY_DAY.longestMs,
-  DAY_BY_DAY.longestMs + 1,
-];
+/** Window lengths from a minute to a year. */
+const LENGTHS = [60_000, HOUR - 1, HOUR, HOUR + 1, 8 * HOUR, DAY - 1, DAY, 7 * DAY, 10 * DAY, 31 * DAY, 365 * DAY];
 
-describe("time window over days of late records", () => {
-  it("reads late records day by day for windows of 12 hours to 7 days with both bounds, and only those", () => {
-    const days = (query: string) => Object.keys(windowValues(parseListQuery(withdrawals, query))).filter((k) => /^lateDay\d+$/.test(k));
-    const start = Date.UTC(2026, 5, 1, 18);
-    const window = (length: number) => `createdSince=${iso(start)}&createdUntil=${iso(start + length)}`;
-    expect(LENGTHS.map((length) => days(window(length)).length)).toEqual([0, 0, 2, 2, 2, 3, 8, 0]);
-    // A week from midnight to midnight, inclusive, touches eight days; a local one too.
-    expect(days("createdSince=2026-06-01T00:00:00Z&createdUntil=2026-06-08T00:00:00Z")).toHaveLength(8);
-    expect(days("createdSince=2026-06-01T00:00:00-03:00&createdUntil=2026-06-07T23:59:59-03:00")).toHaveLength(8);
-    expect(days(`createdSince=${iso(start)}`)).toEqual([]);
-    expect(days(`createdUntil=${iso(start)}`)).toEqual([]);
+describe("the tiling of a window's late rows", () => {
+  it("covers exactly the range, with disjoint buckets, at most seven of a level on either side of the largest", () => {
+    const YEAR = 365 * DAY;
+    const range = fc.tuple(fc.integer({ min: -20 * YEAR, max: 20 * YEAR }), fc.integer({ min: 0, max: 12 * YEAR }));
+    fc.assert(
+      fc.property(range, ([low, length]) => {
+        const high = low + length;
+        const spans = tiles(low, high).map((tile) => {
+          const size = BUCKET_LEVELS_MS[tile.level]!;
+          const start = tile.bucket * size - BUCKET_ORIGIN_MS;
+          return { ...tile, start, end: start + size - 1 };
+        });
+        spans.sort((a, b) => a.start - b.start);
+        // Disjoint and gapless from the first bucket's start to the last one's end...
+        spans.slice(1).forEach((span, i) => expect(span.start).toBe(spans[i]!.end + 1));
+        // ...which is the range itself, but for the hours at either end it covers in part.
+        expect(spans[0]!.start).toBeLessThanOrEqual(low);
+        expect(spans.at(-1)!.end).toBeGreaterThanOrEqual(high);
+        expect(spans[0]!.start === low || (spans[0]!.edge && spans[0]!.level === 0)).toBe(true);
+        expect(spans.at(-1)!.end === high || (spans.at(-1)!.edge && spans.at(-1)!.level === 0)).toBe(true);
+        expect(spans.filter((span) => span.edge).every((span) => span.level === 0 && (span.start <= low || span.end >= high))).toBe(true);
+        const top = BUCKET_LEVELS_MS.length - 1;
+        for (let level = 0; level < top; level++)
+          expect(spans.filter((span) => span.level === level).length).toBeLessThanOrEqual(2 * 7 + 2);
+        expect(spans.filter((span) => span.level === top).length).toBeLessThanOrEqual(Math.ceil(length / BUCKET_LEVELS_MS[top]!) + 1);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
-  it("returns exactly the records in windows of a minute to more than a week, aligned to midnight or not", async () => {
-    const { tenant, stored, first } = await storeLateAcrossDays();
-    const windows: [number, number][] = [];
-    for (const length of LENGTHS) {
-      for (const start of [first, first + LATE_DAY_MS, first + 1, first - 1, first + LATE_DAY_MS / 2, first - HOUR]) {
-        windows.push([start, start + length]);
-      }
-    }
+  it("returns exactly the records in windows of a minute to a year, and open-ended ones, wherever they start", async () => {
+    const { tenant, stored, first } = await storeLateAcrossBuckets();
+    const starts = [
+      first,
+      first + DAY,
+      first + 1,
+      first - 1,
+      first + DAY / 2,
+      first - HOUR,
+      bucketStart(2, first),
+      bucketStart(3, first) - 1,
+    ];
+    const windows: [number | undefined, number | undefined][] = [];
+    for (const length of LENGTHS) for (const start of starts) windows.push([start, start + length]);
+    for (const start of starts) windows.push([start, undefined], [undefined, start]);
     for (const [since, until] of windows) {
       const want = stored
-        .filter((r) => r.event >= since && r.event <= until)
+        .filter((r) => (since === undefined || r.event >= since) && (until === undefined || r.event <= until))
         .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
         .map((r) => r.id);
       for (const limits of [[1, 4], [100]]) {
-        const query = `createdSince=${iso(since)}&createdUntil=${iso(until)}`;
+        const bounds = [
+          since === undefined ? [] : [`createdSince=${iso(since)}`],
+          until === undefined ? [] : [`createdUntil=${iso(until)}`],
+        ];
+        const query = bounds.flat().join("&");
         const { items } = await readAll(server(), tenant.keys.read, `/v1/withdrawals?${query}`, limits);
         expect(
           items.map((r) => r.id),
@@ -154,14 +182,14 @@ describe("time window over days of late records", () => {
         ).toEqual(want);
       }
     }
-  });
+  }, 120_000);
 });
 
 describe("time window narrower than a millisecond", () => {
   it("holds nothing: a lower bound rounded up past an equal upper one is 200 and an empty page", async () => {
-    const { tenant, first } = await storeLateAcrossDays();
+    const { tenant, first } = await storeLateAcrossBuckets();
     // Stored times are whole milliseconds, so the window (midnight - 0.5 ms, midnight - 0.5 ms] holds none.
-    for (const midnight of [first, first + LATE_DAY_MS, 5 * LATE_DAY_MS]) {
+    for (const midnight of [first, first + DAY, 5 * DAY]) {
       const at = `${iso(midnight - 1).slice(0, -1)}5Z`;
       const { items } = await readAll(server(), tenant.keys.read, `/v1/withdrawals?createdSince=${at}&createdUntil=${at}`, [10]);
       expect(items, at).toEqual([]);

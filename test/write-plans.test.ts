@@ -109,7 +109,7 @@ describe("the write path's plans on a table never analysed", () => {
       { ...storedBodiesLookup("withdrawals"), forUpdate: true },
       batchIds().map((id) => [tenantId, id]),
     ),
-    "sync's newest createdAt": [latestCreatedAtQuery(storage.db, "withdrawals", tenantId)],
+    "sync's newest createdAt": [latestCreatedAtQuery(storage.db, withdrawals, tenantId)],
     // Retention deletes old webhook messages by key this way.
     "a delete of the same ids": deleteByKeysQueries(
       storage.db,

@@ -9,9 +9,15 @@ import { toApiJson } from "../collections/record.js";
 import type { CursorCodec } from "../platform/cursor.js";
 import { checkCursorTenant, openCursor, pageOf, type PagedList } from "../platform/pager.js";
 import type { Schema } from "../storage/schema.js";
-import { parseListQuery } from "./list.query.js";
-import { pageQuery } from "./list.repository.js";
+import { parseListQuery, type ListQuery } from "./list.query.js";
+import { lateRangeOf, lateRangeQuery, pageQuery, readsBuckets } from "./list.repository.js";
 import { listOrder, positionOf, type ListRow } from "./list.shape.js";
+import { needsLateRange as windowNeedsLateRange } from "./window.js";
+
+/** Whether the page reads late rows by bucket over a span it must first narrow to the tenant's. */
+export function needsLateRange(collection: Collection, query: ListQuery): boolean {
+  return readsBuckets(collection, query) && windowNeedsLateRange(query);
+}
 
 /** Who asks for a page: the hash of a well-formed key, and the full key check. */
 export interface PageReader {
@@ -40,7 +46,10 @@ export async function listPage(
     await reader.tenantOfKey();
     throw error;
   }
-  const { rows } = await db.executeQuery(pageQuery(db, collection, reader.keyHash, query, opened?.position, query.limit + 1));
+  const late = needsLateRange(collection, query)
+    ? lateRangeOf((await db.executeQuery(lateRangeQuery(db, collection, reader.keyHash))).rows[0])
+    : undefined;
+  const { rows } = await db.executeQuery(pageQuery(db, collection, reader.keyHash, query, opened?.position, query.limit + 1, late));
   const tenantId = rows[0]?.tenant_id ?? (await reader.tenantOfKey());
   if (opened !== undefined) checkCursorTenant(opened, tenantId);
   const order = listOrder(query);

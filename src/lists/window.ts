@@ -1,68 +1,118 @@
 /**
- * The time window keeps the newest-first order (by createdAt) while it filters on the event
- * date, two different columns: a plain index range on one would need a sort on the other,
- * costing time in proportion to the window's size. Instead it uses how records arrive: most
- * are stored within SLACK of their event, so their createdAt lies within the window widened
- * by SLACK on each side, and an ordered range scan of the createdAt index finds them (arm A).
- * The few stored longer before or after their event carry `late_event_at`, in two partial
- * indexes, by (late_event_at, created_at, id) and by (UTC day of late_event_at, created_at,
- * id); arm B takes those in the window that arm A cannot see. A window of 12 hours to 7 days
- * (DAY_BY_DAY) reads them day by day from the second, each day in createdAt order, so every
- * arm comes in page order and the database merges them and stops when the page is full; any
- * other window (shorter, longer, open-ended) reads its late rows as one range of the first
- * and sorts them. The arms are disjoint, and the page is the first `take` rows of their union
- * in createdAt order. Correctness never depends on SLACK, only speed does.
+ * The time window filters on the event date but keeps the newest-first order, by createdAt:
+ * two columns, so no one index range serves it. Instead every row is read from an index that
+ * is already in createdAt order, and the arms are merged, stopping when the page is full:
+ * - Arm A, rows stored within SLACK of their event (late_event_at null): their createdAt lies
+ *   within the window widened by SLACK on each side, so one range of the index of on-time rows
+ *   finds them, the event date checked on the index entry.
+ * - The late rows, from their indexes by bucket of the event date (collections/late-event.ts):
+ *   the window is tiled by whole buckets, the largest that fit, and each bucket is an arm in
+ *   createdAt order. Only the window's first and last hours, when not whole, check the event
+ *   date, on the index entry. A window that is open-ended or longer than a few of the largest
+ *   buckets is first narrowed to the tenant's late rows (lateBucketRange).
+ * The arms are disjoint and each holds only rows of the window, whatever its width and however
+ * late its rows were stored, so a page reads about `take` rows plus one seek per arm.
  */
 import { sql } from "kysely";
-import { SLACK_MS } from "../collections/late-event.js";
+import { BUCKET_LEVELS_MS, BUCKET_ORIGIN_MS, SLACK_MS } from "../collections/late-event.js";
 import type { CursorPosition } from "../platform/cursor.js";
+import type { Slots } from "../storage/query-template.js";
 import type { ListQuery } from "./list.query.js";
-import type { Slots, SlotValue } from "../storage/query-template.js";
-import type { FilteredQuery, RowsQuery } from "./list.shape.js";
+import type { RowsQuery } from "./list.shape.js";
+
+const HOUR_MS = BUCKET_LEVELS_MS[0] ?? 3_600_000;
+const TOP = BUCKET_LEVELS_MS.length - 1;
+/** The largest buckets a window may span before it is narrowed to the tenant's late rows. */
+const MAX_TOP_TILES = 4;
+
+/** A late row's bucket at a level, as the indexes write it: the divisor is a literal, never a parameter. */
+export const bucketOf = (level: number) =>
+  sql<number>`(late_event_at + ${sql.lit(BUCKET_ORIGIN_MS)}) / ${sql.lit(BUCKET_LEVELS_MS[level] ?? HOUR_MS)}`;
+
+/** The bucket of an event date at a level. */
+const bucketAt = (level: number, ms: number) => Math.floor((ms + BUCKET_ORIGIN_MS) / (BUCKET_LEVELS_MS[level] ?? HOUR_MS));
+
+/** One bucket of a tiling; an edge is an hour only partly in the window. */
+export interface Tile {
+  level: number;
+  bucket: number;
+  edge: boolean;
+}
+
+/** The inclusive range of event dates that the late rows of a tenant's list fall in, by largest bucket. */
+export interface LateRange {
+  low: number;
+  high: number;
+}
 
 /**
- * The day a late row is indexed by: its event date in whole UTC days since the epoch, rounded
- * toward zero (integer division, the same on both engines). Migration 0007 writes this very
- * expression in the index, and a planner matches an expression index by its text: the
- * divisor is a literal, never a parameter.
+ * The buckets that tile the event dates from `low` to `high` (inclusive, milliseconds): the
+ * hours at either end that the range covers only in part, then whole buckets, each the largest
+ * that fits where it starts (at most seven of a level on either side of the largest).
  */
-export const LATE_DAY_MS = 86_400_000;
-const lateDay = sql<number>`late_event_at / ${sql.lit(LATE_DAY_MS)}`;
-const dayOf = (ms: number) => Math.trunc(ms / LATE_DAY_MS);
+export function tiles(low: number, high: number): Tile[] {
+  if (high < low) return [];
+  const first = bucketAt(0, low);
+  const last = bucketAt(0, high);
+  const startsOnHour = (low + BUCKET_ORIGIN_MS) % HOUR_MS === 0;
+  const endsOnHour = (high + 1 + BUCKET_ORIGIN_MS) % HOUR_MS === 0;
+  if (first === last) return [{ level: 0, bucket: first, edge: !(startsOnHour && endsOnHour) }];
+  const out: Tile[] = [];
+  if (!startsOnHour) out.push({ level: 0, bucket: first, edge: true });
+  if (!endsOnHour) out.push({ level: 0, bucket: last, edge: true });
+  const end = endsOnHour ? last : last - 1;
+  for (let hour = startsOnHour ? first : first + 1; hour <= end; ) {
+    let level = TOP;
+    while (level > 0 && (hour % 8 ** level !== 0 || hour + 8 ** level - 1 > end)) level -= 1;
+    out.push({ level, bucket: hour / 8 ** level, edge: false });
+    hour += 8 ** level;
+  }
+  return out;
+}
 
-/** Columns as expressions that no index serves, for filters that must not tempt a planner. */
-const unindexed = { createdAt: sql<number>`created_at + 0`, eventAt: sql<number>`late_event_at + 0` };
+/** Whether a window's late rows must first be narrowed to the tenant's (see LateRange). */
+export function needsLateRange({ since, until }: ListQuery): boolean {
+  if (since === undefined && until === undefined) return false;
+  if (since === undefined || until === undefined) return true;
+  return bucketAt(TOP, until) - bucketAt(TOP, since) + 1 > MAX_TOP_TILES;
+}
+
+/** The event dates a window's late arms must cover: the window, within the tenant's late rows when known. */
+function lateSpan({ since, until }: ListQuery, late: LateRange | null | undefined): [number, number] | undefined {
+  if (late === null) return undefined;
+  const low = Math.max(since ?? -Infinity, late?.low ?? -Infinity);
+  const high = Math.min(until ?? Infinity, late?.high ?? Infinity);
+  return Number.isFinite(low) && Number.isFinite(high) ? [low, high] : undefined;
+}
 
 /**
- * Which windows read their late rows day by day: those with both bounds, from 12 hours to 7
- * days long (touching up to 8 UTC days), one arm per day touched. A day's arm reads its day's
- * late rows in page order and skips those outside the window, so it stops early when the
- * window covers much of its days, and would skip most of them in a window of minutes.
- * Shorter windows, longer ones (an arm per day) and open-ended ones read their late rows as
- * one range and sort them (docs/measurements.md has the figures behind both bounds).
+ * The window's values: its bounds, arm A's createdAt range around them and, for a page that
+ * reads late rows by bucket (`tiled`), a bucket per late arm, named by its level and whether it
+ * is an edge (`b2_5`, `e0_1`): which names are present is the query's shape. `late` narrows the
+ * tiling (undefined: not needed; null: no late rows).
  */
-export const DAY_BY_DAY = { shortestMs: 12 * 60 * 60 * 1000, longestMs: 7 * LATE_DAY_MS };
-
-/**
- * The window's values: its bounds, arm A's createdAt range around them, and, for a window read
- * day by day, each of its days (lateDay0, lateDay1, ...).
- */
-export function windowValues({ since, until }: ListQuery): Record<string, number> {
+export function windowValues(query: ListQuery, tiled: boolean, late?: LateRange | null): Record<string, number> {
+  const { since, until } = query;
   const values: Record<string, number> = {};
   if (since !== undefined) Object.assign(values, { since, sinceLower: since - SLACK_MS });
   if (until !== undefined) Object.assign(values, { until, untilUpper: until + SLACK_MS });
-  if (since !== undefined && until !== undefined && until - since >= DAY_BY_DAY.shortestMs && until - since <= DAY_BY_DAY.longestMs) {
-    const first = dayOf(since);
-    for (let day = first; day <= dayOf(until); day++) values[`lateDay${day - first}`] = day;
+  if (!tiled) return values;
+  if (late === undefined && needsLateRange(query)) throw new Error("this window's late rows need their range (lateRangeQuery) first");
+  const span = lateSpan(query, late);
+  if (span !== undefined) {
+    tiles(...span).forEach((tile, i) => {
+      values[`${tile.edge ? "e" : "b"}${tile.level}_${i}`] = tile.bucket;
+    });
   }
   return values;
 }
 
-/** The slots of the days of a window read day by day, in order; none for any other window. */
-export function lateDays(s: Slots): SlotValue[] {
-  return Object.keys(s)
-    .filter((name) => /^lateDay\d+$/.test(name))
-    .map((name) => s[name]);
+/** The window's late arms, from its values' names: each tile's level, its bucket's slot and whether it is an edge. */
+export function lateTiles(s: Slots): { level: number; slot: Slots[string]; edge: boolean }[] {
+  return Object.keys(s).flatMap((name) => {
+    const match = /^([be])(\d)_\d+$/.exec(name);
+    return match === null ? [] : [{ level: Number(match[2]), slot: s[name], edge: match[1] === "e" }];
+  });
 }
 
 /**
@@ -79,7 +129,7 @@ export function armAUpperBound({ until }: ListQuery, after: CursorPosition | und
 
 /** Arm A: rows stored within SLACK of their event, by a createdAt range around the window. */
 export function onTimeArm(base: RowsQuery, s: Slots, upper: ArmAUpperBound): RowsQuery {
-  let arm = base;
+  let arm = base.where("late_event_at", "is", null);
   if (upper === "until") arm = arm.where("created_at", "<=", s.untilUpper);
   if (s.since !== undefined) arm = arm.where("created_at", ">=", s.sinceLower).where("event_at", ">=", s.since);
   if (s.until !== undefined) arm = arm.where("event_at", "<=", s.until);
@@ -87,48 +137,15 @@ export function onTimeArm(base: RowsQuery, s: Slots, upper: ArmAUpperBound): Row
 }
 
 /**
- * Arm B of a window read day by day, one day of it: the late rows of that event day in the
- * window whose createdAt falls outside arm A's range, in page order from the index by day
- * (`base` carries the cursor). Its filters on the event date and on createdAt compare
- * `late_event_at + 0` and `created_at + 0`, so that they offer a planner no other index range
- * (PostgreSQL would take the createdAt bounds as two bitmap scans of the index by day, and
- * SQLite the event date as a range of the index by event date, both then sorting the day's
- * late rows). It selects and orders by `created_at` itself: the equality on the day makes the
- * index by day the far narrower range than any createdAt index, which the plans test checks
- * on both engines, and on SQLite without statistics too.
+ * A late arm: the late rows of one bucket, in createdAt order from its index (`base` carries
+ * the cursor). The bucket's `is not null` is implied by its equality, but stated: it is the
+ * index's condition word for word, which is how SQLite knows that a partial index holds every
+ * row the query may want. An edge hour checks the event date too.
  */
-export function lateDayArm(base: RowsQuery, s: Slots, day: SlotValue): RowsQuery {
-  const { createdAt, eventAt } = unindexed;
-  return (
-    base
-      .where(lateDay, "=", day)
-      // Implied by the equality, but stated: it is the index's condition word for word, which
-      // is how SQLite knows that a partial index holds every row the query may want.
-      .where(lateDay, "is not", null)
-      .where(eventAt, ">=", s.since)
-      .where(eventAt, "<=", s.until)
-      .where((eb) => eb.or([eb(createdAt, "<", s.sinceLower), eb(createdAt, ">", s.untilUpper)]))
-  );
-}
-
-/**
- * Arm B of any other window: late rows in the window whose createdAt falls outside arm A's
- * range, from the index by event date, then sorted. It selects and compares `created_at + 0`
- * so that no createdAt index can serve it, neither as a range nor for its order: a planner
- * would otherwise walk the tenant's whole createdAt index hoping to fill the page early, which
- * on a large tenant costs seconds a page (docs/measurements.md).
- */
-export function lateRangeArm(base: FilteredQuery, s: Slots): RowsQuery {
-  const { createdAt } = unindexed;
-  let arm = base.select(["tenant_id", "id", createdAt.as("created_at"), "updated_at", "name_key", "code_key", "body"]);
-  if (s.since !== undefined) arm = arm.where("late_event_at", ">=", s.since);
-  if (s.until !== undefined) arm = arm.where("late_event_at", "<=", s.until);
-  arm = arm.where((eb) => {
-    const outside = [];
-    if (s.since !== undefined) outside.push(eb(createdAt, "<", s.sinceLower));
-    if (s.until !== undefined) outside.push(eb(createdAt, ">", s.untilUpper));
-    return eb.or(outside);
-  });
-  if (s.afterKey !== undefined) arm = arm.where((eb) => eb(eb.tuple(createdAt, eb.ref("id")), "<", eb.tuple(s.afterKey, s.afterId)));
+export function lateArm(base: RowsQuery, s: Slots, tile: { level: number; slot: Slots[string]; edge: boolean }): RowsQuery {
+  const bucket = bucketOf(tile.level);
+  let arm = base.where(bucket, "=", tile.slot).where(bucket, "is not", null);
+  if (tile.edge && s.since !== undefined) arm = arm.where("late_event_at", ">=", s.since);
+  if (tile.edge && s.until !== undefined) arm = arm.where("late_event_at", "<=", s.until);
   return arm;
 }

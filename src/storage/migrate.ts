@@ -8,6 +8,7 @@ import { webhookFanoutsMigration } from "./migrations/0004-webhook-fanouts.js";
 import { messagesByReferenceMigration } from "./migrations/0005-messages-by-reference.js";
 import { sortKeysFoldFinalSigmaMigration } from "./migrations/0006-sort-keys-fold-final-sigma.js";
 import { lateRowsByEventDayMigration } from "./migrations/0007-late-rows-by-event-day.js";
+import { windowBucketsMigration } from "./migrations/0008-window-buckets.js";
 
 function provider(storage: Storage): MigrationProvider {
   return {
@@ -20,6 +21,7 @@ function provider(storage: Storage): MigrationProvider {
         "0005-messages-by-reference": messagesByReferenceMigration(storage.engine),
         "0006-sort-keys-fold-final-sigma": sortKeysFoldFinalSigmaMigration(),
         "0007-late-rows-by-event-day": lateRowsByEventDayMigration(),
+        "0008-window-buckets": windowBucketsMigration(),
       };
     },
   };

@@ -2,7 +2,7 @@
  * A sync batch's records in storage, inside the caller's transaction (sync.service.ts): read
  * what is stored of them, compare content in its canonical stored form, insert and update.
  */
-import type { CompiledQuery, Kysely, Transaction } from "kysely";
+import { sql, type CompiledQuery, type Kysely, type Transaction } from "kysely";
 import type { Collection } from "../collections/define.js";
 import { newRowValues, type RecordChange, type StoredContent } from "../collections/record.js";
 import { engineOf } from "../storage/engine.js";
@@ -22,25 +22,30 @@ export interface BatchOutcome {
   at: number;
 }
 
-const latestQueries = new QueryTemplates<{ latest: number | string | null }>();
+type Latest = { latest: number | string | null; late: number | string | null };
+const latestQueries = new QueryTemplates<Latest>();
 
-/** The newest createdAt of a tenant's collection: one probe of its createdAt index. */
-export function latestCreatedAtQuery(
-  db: Kysely<Schema>,
-  table: "withdrawals",
-  tenantId: number,
-): CompiledQuery<{ latest: number | string | null }> {
-  return latestQueries.fill(db, `${table}:latest`, { tenantId }, (s) =>
-    db
-      .selectFrom(table)
-      .select((eb) => eb.fn.max("created_at").as("latest"))
-      .where("tenant_id", "=", s.tenantId),
-  );
+/**
+ * The newest createdAt of a tenant's collection: one probe of its index by createdAt, or for a
+ * transaction list of each of its two (rows stored on time, and late).
+ */
+export function latestCreatedAtQuery(db: Kysely<Schema>, collection: Collection, tenantId: number): CompiledQuery<Latest> {
+  const table = collection.table as "withdrawals";
+  return latestQueries.fill(db, `${table}:latest`, { tenantId }, (s) => {
+    const newest = (late: boolean | undefined) => {
+      let q = db.selectFrom(table).select("created_at").where("tenant_id", "=", s.tenantId);
+      if (late !== undefined) q = q.where("late_event_at", late ? "is not" : "is", null);
+      return q.orderBy("created_at", "desc").limit(sql.lit(1));
+    };
+    if (collection.kind !== "transaction") return db.selectNoFrom([newest(undefined).as("latest"), sql<null>`null`.as("late")]);
+    return db.selectNoFrom([newest(false).as("latest"), newest(true).as("late")]);
+  });
 }
 
-async function latestCreatedAt(trx: Transaction<Schema>, table: "withdrawals", tenantId: number): Promise<number | undefined> {
-  const latest = (await trx.executeQuery(latestCreatedAtQuery(trx, table, tenantId))).rows[0]?.latest;
-  return latest === null || latest === undefined ? undefined : Number(latest);
+async function latestCreatedAt(trx: Transaction<Schema>, collection: Collection, tenantId: number): Promise<number | undefined> {
+  const row = (await trx.executeQuery(latestCreatedAtQuery(trx, collection, tenantId))).rows[0];
+  const known = [row?.latest, row?.late].filter((v) => v !== null && v !== undefined).map(Number);
+  return known.length === 0 ? undefined : Math.max(...known);
 }
 
 type StoredBody = { id: string; body: string; created_at: number; updated_at: number };
@@ -110,7 +115,7 @@ export async function writeBatchIn(
   // a client polling newest-first that stops at the last record it saw misses nothing.
   // And strictly later than the last change of each record it updates: processes' clocks
   // differ, and one running behind would move a record's updatedAt back.
-  const latest = await latestCreatedAt(trx, table, tenantId);
+  const latest = await latestCreatedAt(trx, collection, tenantId);
   const now = Math.max(clock(), (latest ?? -Infinity) + 1, ...prior.map((p) => p.updatedAt + 1));
   await insertRows(
     trx,

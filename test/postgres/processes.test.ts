@@ -167,7 +167,7 @@ describe("start-up on a database that is not ready", () => {
         const result = await workspace().run(args, { DATABASE_URL: empty.url });
         expect(result.code).toBe(1);
         expect(result.stderr).toMatch(
-          /schema is not up to date \(missing 0001-initial, 0002-webhooks, 0003-deliveries-due-per-endpoint, 0004-webhook-fanouts, 0005-messages-by-reference, 0006-sort-keys-fold-final-sigma, 0007-late-rows-by-event-day\): run `cribline migrate` first/,
+          /schema is not up to date \(missing 0001-initial, 0002-webhooks, 0003-deliveries-due-per-endpoint, 0004-webhook-fanouts, 0005-messages-by-reference, 0006-sort-keys-fold-final-sigma, 0007-late-rows-by-event-day, 0008-window-buckets\): run `cribline migrate` first/,
         );
       } finally {
         await empty.drop();
