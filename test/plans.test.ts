@@ -86,6 +86,8 @@ interface Explainer {
   indexUse: RegExp;
   /** A plan line that sorts (or reads in no order: a bitmap scan). */
   sort: RegExp;
+  /** An index range that starts at a page's cursor (or, in a window, at its tighter createdAt bound). */
+  fromCursor: RegExp;
 }
 
 const EXPLAINERS: Record<typeof ENGINE, Explainer> = {
@@ -100,6 +102,7 @@ const EXPLAINERS: Record<typeof ENGINE, Explainer> = {
     tableScan: (collection) => new RegExp(`SCAN ${collection.table}\\b|\\(tenant_id=\\?\\)( \\||$)`),
     indexUse: /USING (COVERING )?INDEX|USING PRIMARY KEY/,
     sort: /^USE TEMP B-TREE/,
+    fromCursor: /\((created_at|name_key|code_key),id\)[<>]\(\?,\?\)|created_at<\?\)/,
   },
   postgres: {
     title: "PostgreSQL",
@@ -122,6 +125,7 @@ const EXPLAINERS: Record<typeof ENGINE, Explainer> = {
     tableScan: () => /Seq Scan|Index Cond: \(tenant_id = \$?\d+\)( \||$)/,
     indexUse: /Index (Only )?Scan/,
     sort: /->  (Sort|Bitmap Heap Scan)\b/,
+    fromCursor: /Index Cond: .*(ROW\((created_at|name_key|code_key), id\) [<>] ROW|created_at <= \$\d+)/,
   },
 };
 
@@ -171,7 +175,10 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
       }
       const after = listOrder(query) === "created" ? { key: Date.UTC(2026, 5, 1), id: "x" } : { key: "m", id: "x" };
       const compiled = pageQuery(storage.db, collection, keyHash, query, after, 21, late);
-      return { compiled, details: await explainChecked(collection, compiled, title) };
+      const details = await explainChecked(collection, compiled, title);
+      // A page after a cursor reads from the cursor on, not from the start of its filters' range.
+      expect(details.join(" | "), `${title}: the index range does not start at the cursor`).toMatch(explainer.fromCursor);
+      return { compiled, details };
     };
     // A new SQLite database has no statistics until `PRAGMA optimize` finds them worth
     // gathering: its plans must be right without them too. (PostgreSQL's autovacuum analyzes a

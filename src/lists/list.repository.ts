@@ -162,9 +162,12 @@ function tenantOfKey(keyHash: Slots[string]) {
 /** Every filter but the time window, and (when asked) the keyset condition. */
 function filtered(db: Kysely<Schema>, collection: Collection, order: ListOrder, s: Slots, withCursor: boolean): FilteredQuery {
   let q = db.selectFrom(collection.table as "withdrawals").where("tenant_id", "=", tenantOfKey(s.keyHash));
-  if (s.nameLow !== undefined) q = q.where("name_key", ">=", s.nameLow);
+  // A cursor in name (or code) order lies within the prefix's range, so it can be the range's
+  // start; an engine that takes one lower bound per column must be given it alone.
+  const cursorStarts = withCursor && s.afterKey !== undefined && !engineOf(db).combinesRangeBounds;
+  if (s.nameLow !== undefined && !(cursorStarts && order === "name")) q = q.where("name_key", ">=", s.nameLow);
   if (s.nameHigh !== undefined) q = q.where("name_key", "<", s.nameHigh);
-  if (s.codeLow !== undefined) q = q.where("code_key", ">=", s.codeLow);
+  if (s.codeLow !== undefined && !(cursorStarts && order === "code")) q = q.where("code_key", ">=", s.codeLow);
   if (s.codeHigh !== undefined) q = q.where("code_key", "<", s.codeHigh);
   for (const relation of RELATIONS) {
     if (s[relation] !== undefined) q = q.where(RELATION_COLUMNS[relation], "=", s[relation]);

@@ -34,6 +34,13 @@ export interface Engine {
    */
   readonly insertsOrFail: boolean;
   /**
+   * An index range takes every bound stated on its column (a prefix's start and a cursor's
+   * row value together). Without it one lower bound starts the range and the others are
+   * filters, so a page after a cursor must state the cursor alone, or read from the prefix's
+   * start on every page.
+   */
+  readonly combinesRangeBounds: boolean;
+  /**
    * Keys can be passed as arrays (`unnest`) and probed one by one (`LATERAL`): a look-up by many
    * keys is then one statement whose every plan uses the key, whatever the statistics say.
    */
@@ -76,6 +83,7 @@ export const SQLITE: Engine = {
   rowLocks: false,
   mergesOrderedUnion: true,
   insertsOrFail: true,
+  combinesRangeBounds: false,
   keyArrays: false,
   clusteredTables: true,
   altersColumns: false,
@@ -113,6 +121,7 @@ export const POSTGRES: Engine = {
   rowLocks: true,
   mergesOrderedUnion: false,
   insertsOrFail: false,
+  combinesRangeBounds: true,
   keyArrays: true,
   clusteredTables: false,
   altersColumns: true,
