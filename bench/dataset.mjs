@@ -239,6 +239,7 @@ const PG_PREFIX = "cribline_bench_";
  * a bench still running keeps its own.
  */
 const pgWorkName = (purpose) => `${PG_PREFIX}tmp_${process.pid}_${purpose}`;
+export const workDatabaseName = pgWorkName;
 const PG_WORK = /^cribline_bench_tmp_(\d+)_/;
 
 // int8 (count(*), the bigint milliseconds) arrives as numbers, as in cribline's own pool.
@@ -261,7 +262,7 @@ function cacheMetadata(key, buildSeconds) {
 /** A URL fit for a log line: its password, if any, masked. */
 export const describeUrl = withoutPassword;
 
-async function withClient(url, work) {
+export async function withClient(url, work) {
   const client = new pg.Client({
     connectionString: url,
     types: pgTypes,

@@ -46,6 +46,7 @@ import {
   syncBodies,
 } from "./dataset.mjs";
 import { WEBHOOK_EVENT, collectArrivals, measureDelay, startReceivers, withEndpoints } from "./webhooks.mjs";
+import { runWindowMatrix, windowReport, windowSettings } from "./windows.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, "..");
@@ -71,6 +72,8 @@ const settings = {
   webhookWaitMs: 10_000,
   cpuProfDir: process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined,
   engines: engines(process.env.BENCH_ENGINE),
+  /** The time-window matrix (bench/windows.mjs) after the configurations: on, off, or only it. */
+  windows: choice("BENCH_WINDOWS", ["on", "off", "only"]),
   postgresUrl: process.env.BENCH_POSTGRES_URL || DEFAULT_POSTGRES_URL,
 };
 
@@ -108,6 +111,13 @@ function positive(name, fallback, zeroOk = false) {
   const value = Number(raw);
   if (!Number.isFinite(value) || value < 0 || (value === 0 && !zeroOk)) throw new Error(`${name} must be a positive number, got "${raw}"`);
   return value;
+}
+
+function choice(name, values) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return values[0];
+  if (!values.includes(raw)) throw new Error(`${name} must be one of ${values.join(", ")}, got "${raw}"`);
+  return raw;
 }
 
 function engines(raw = "all") {
@@ -187,7 +197,7 @@ function cacheNote(title, cache, where) {
 // The server children.
 
 /** The environment both kinds of server read, as `cribline serve` would. */
-function serverEnv(databaseUrl, cursorSecret) {
+function serverEnv(databaseUrl, cursorSecret, tenant = BENCH_TENANT) {
   return {
     ...process.env,
     DATABASE_URL: databaseUrl,
@@ -198,15 +208,15 @@ function serverEnv(databaseUrl, cursorSecret) {
     HOST: "127.0.0.1",
     // The webhook receivers are on loopback, which cribline refuses by default.
     CRIBLINE_WEBHOOKS_ALLOW_PRIVATE: "true",
-    BENCH_TENANT,
+    BENCH_TENANT: tenant,
   };
 }
 
 const profArgs = () => (settings.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${settings.cpuProfDir}`] : []);
 
 /** bench/server.mjs: one process, with the fixed-page route. */
-async function startBenchServer(databaseUrl, cursorSecret) {
-  const child = await startChild([...profArgs(), join(HERE, "server.mjs")], serverEnv(databaseUrl, cursorSecret));
+async function startBenchServer(databaseUrl, cursorSecret, tenant) {
+  const child = await startChild([...profArgs(), join(HERE, "server.mjs")], serverEnv(databaseUrl, cursorSecret, tenant));
   return {
     ...child,
     fixedPage: true,
@@ -679,7 +689,7 @@ async function main() {
   const columns = [];
   const outcomes = {};
   const notes = [];
-  for (const engineName of settings.engines) {
+  for (const engineName of settings.windows === "only" ? [] : settings.engines) {
     const configs = CONFIGURATIONS.filter((c) => c.engine === engineName);
     let engine;
     try {
@@ -710,9 +720,28 @@ async function main() {
       }
     }
   }
-  if (columns.length === 0) throw new Error("no configuration was run");
+  const matrices = settings.windows === "off" ? [] : await windowMatrices();
+  if (columns.length === 0 && matrices.length === 0) throw new Error("no configuration was run");
+  const table = columns.length === 0 ? { rows: [], latency: [], problems: [], missed: [] } : tableOf(columns, outcomes);
+  if (columns.length > 0) printMainTables({ columns, outcomes, table, notes, cores: cpus.length });
+  for (const { engine, report } of matrices) {
+    log("");
+    log(
+      `Time windows, ${engine === "sqlite" ? "SQLite" : "PostgreSQL"}: ms per page of each walk (the median of ${windowSettings.reps}), against the plain list's in the same run; first page likewise:`,
+    );
+    printTable(report.header, report.lines, 2);
+    if (report.importLine !== undefined) log(report.importLine);
+    table.missed.push(...report.missed);
+  }
+  log("");
+  const seconds = (performance.now() - runStarted) / 1000;
+  log(`Run time: ${seconds.toFixed(0)} s.`);
+  log(table.missed.length === 0 ? "All targets met." : `MISSED ${table.missed.length} target(s): ${table.missed.join("; ")}`);
+  if (columns.some((c) => outcomes[c.id].error !== undefined) || matrices.some((m) => m.error !== undefined)) process.exitCode = 1;
+}
 
-  const table = tableOf(columns, outcomes);
+/** The configurations' tables: the figures, the latencies, and what each column ran. */
+function printMainTables({ columns, outcomes, table, notes, cores }) {
   log("");
   printTable(["scenario", "target", ...columns.map((c) => c.title)], table.rows, 2);
   log("");
@@ -725,22 +754,48 @@ async function main() {
   for (const line of table.problems) log(line);
   for (const line of serverNotes(columns)) log(line);
   log(
-    `Load: ${settings.connections} connections over loopback on the same ${cpus.length}-core machine, one configuration at a time, ` +
+    `Load: ${settings.connections} connections over loopback on the same ${cores}-core machine, one configuration at a time, ` +
       `each on a fresh copy of its engine's cache. Ratios are against the same configuration's first page (filtered pages) ` +
       `or its engine's fixed page (first page).`,
   );
   for (const note of notes) log(note);
-  const seconds = (performance.now() - runStarted) / 1000;
   const perConfig = columns
     .filter((c) => outcomes[c.id].seconds !== undefined)
     .map((c) => `${c.title} ${outcomes[c.id].seconds.toFixed(0)} s`)
     .join(", ");
-  log(
-    `Run time: ${seconds.toFixed(0)} s (per configuration, its copy and lookups included: ${perConfig}; the rest is readying the caches).`,
-  );
+  log(`Per configuration, its copy and lookups included: ${perConfig}.`);
   if (settings.cpuProfDir) log(`CPU profiles of the servers: ${settings.cpuProfDir}`);
-  log(table.missed.length === 0 ? "All targets met." : `MISSED ${table.missed.length} target(s): ${table.missed.join("; ")}`);
-  if (columns.some((c) => outcomes[c.id].error !== undefined)) process.exitCode = 1;
+}
+
+/** The time-window matrix on each engine (bench/windows.mjs); an engine that cannot be measured says why. */
+async function windowMatrices() {
+  const done = [];
+  for (const engine of settings.engines) {
+    if (engine === "postgres") {
+      try {
+        await postgresServerInfo(settings.postgresUrl);
+      } catch (error) {
+        log(`\n[time windows, postgres] skipped: PostgreSQL at ${describeUrl(settings.postgresUrl)} is unreachable (${error.message})`);
+        continue;
+      }
+    }
+    try {
+      const result = await runWindowMatrix(engine, {
+        postgresUrl: settings.postgresUrl,
+        startServer: (databaseUrl, cursorSecret, tenant) => startBenchServer(databaseUrl, cursorSecret, tenant),
+        log,
+      });
+      done.push({ engine, report: windowReport(engine, result) });
+    } catch (error) {
+      log(`time windows, ${engine}: ${error.stack ?? error}`);
+      done.push({
+        engine,
+        error,
+        report: { header: ["error"], lines: [[error.message]], missed: [`${engine} time windows: ${error.message}`] },
+      });
+    }
+  }
+  return done;
 }
 
 /** What each column's server is, for the configurations shown. */

@@ -9,7 +9,8 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { BUCKET_LEVELS_MS, BUCKET_ORIGIN_MS, SLACK_MS } from "../src/collections/late-event.js";
-import { tiles } from "../src/lists/window.js";
+import { sortKey } from "../src/collections/sort-key.js";
+import { tiles, WINDOW_FIRST_BOUND } from "../src/lists/window.js";
 import { withdrawal } from "./support/factories.js";
 import { newTenant, readAll, sync, useServer, type TestTenant } from "./support/harness.js";
 
@@ -195,4 +196,53 @@ describe("time window narrower than a millisecond", () => {
       expect(items, at).toEqual([]);
     }
   });
+});
+
+describe("time window in name order", () => {
+  it("returns the same records by either plan: the window's own rows sorted, or the name index when the window is large", async () => {
+    const tenant = await newTenant(server());
+    const now = Date.UTC(2026, 6, 20, 12, 0, 0, 0);
+    const names = ["Maria Lopes", "mário Dias", "MARTA Silva", "Ana Maria", "Zé Marques", "Márcia", "marco"];
+    // More rows than WINDOW_FIRST_BOUND over ten days, most of them late: a window over all of
+    // them is read by the name index, a day of them by the window's own rows.
+    const stored = Array.from({ length: WINDOW_FIRST_BOUND + 300 }, (_, i) => ({
+      id: `wn-${String(i).padStart(5, "0")}`,
+      name: names[(i * 5) % names.length]!,
+      event: now - Math.floor(((i * 7919) % 10_000) * 86_400), // spread over ten days, in no order
+    }));
+    server().clock.now = now;
+    for (let i = 0; i < stored.length; i += 1000) {
+      const batch = stored.slice(i, i + 1000);
+      await sync(
+        server(),
+        tenant,
+        "withdrawals",
+        batch.map((r) => withdrawal({ id: r.id, employeeName: r.name, deliveredAt: iso(r.event) })),
+      );
+    }
+    server().clock.now = undefined;
+    const windows: [number | undefined, number | undefined][] = [
+      [now - 11 * DAY, now + DAY],
+      [now - 3 * DAY - 1234, now - 2 * DAY],
+      [now - 5 * DAY, undefined],
+      [undefined, now - 9 * DAY],
+    ];
+    for (const [since, until] of windows) {
+      for (const prefix of ["ma", "MÁR", "z"]) {
+        const want = stored
+          .filter((r) => (since === undefined || r.event >= since) && (until === undefined || r.event <= until))
+          .filter((r) => sortKey(r.name).startsWith(sortKey(prefix)))
+          .map((r) => ({ id: r.id, key: sortKey(r.name) }))
+          .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.id < b.id ? -1 : 1))
+          .map((r) => r.id);
+        const bounds = [since === undefined ? "" : `&createdSince=${iso(since)}`, until === undefined ? "" : `&createdUntil=${iso(until)}`];
+        const query = `name=${encodeURIComponent(prefix)}${bounds.join("")}`;
+        const { items } = await readAll(server(), tenant.keys.read, `/v1/withdrawals?${query}`, [100, 7, 60]);
+        expect(
+          items.map((r) => r.id),
+          query,
+        ).toEqual(want);
+      }
+    }
+  }, 120_000);
 });

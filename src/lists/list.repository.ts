@@ -5,7 +5,7 @@
  * ordered by the sort key and id. Compiled once per shape (see storage/query-template.ts);
  * each page fills in its values.
  */
-import { sql, type Compilable, type CompiledQuery, type ExpressionBuilder, type Kysely } from "kysely";
+import { sql, type Compilable, type CompiledQuery, type Kysely, type SelectQueryBuilder } from "kysely";
 import { BUCKET_LEVELS_MS, BUCKET_ORIGIN_MS } from "../collections/late-event.js";
 import { RELATION_COLUMNS, RELATIONS, type Collection } from "../collections/define.js";
 import { prefixEnd, sortKey } from "../collections/sort-key.js";
@@ -15,7 +15,17 @@ import { QueryTemplates, type Slots } from "../storage/query-template.js";
 import type { Schema } from "../storage/schema.js";
 import type { ListQuery } from "./list.query.js";
 import { LIST_COLUMNS, listOrder, ORDERS, type FilteredQuery, type ListOrder, type ListRow, type RowsQuery } from "./list.shape.js";
-import { armAUpperBound, bucketOf, lateArm, lateTiles, onTimeArm, windowValues, type ArmAUpperBound, type LateRange } from "./window.js";
+import {
+  armAUpperBound,
+  bucketOf,
+  lateArm,
+  lateTiles,
+  onTimeArm,
+  WINDOW_FIRST_BOUND,
+  windowValues,
+  type ArmAUpperBound,
+  type LateRange,
+} from "./window.js";
 
 const templates = new QueryTemplates<ListRow>();
 
@@ -31,22 +41,33 @@ export function pageQuery(
   query: ListQuery,
   after: CursorPosition | undefined,
   take: number,
-  /** Where the tenant's late rows lie, for a window that needs it (see needsLateRange). */
-  late?: LateRange | null,
+  options: WindowPlan = {},
 ): CompiledQuery<ListRow> {
   const order = listOrder(query);
-  const values = pageValues(keyHash, query, after, readsBuckets(collection, query), late);
+  const windowFirst = options.windowFirst === true && order !== "created";
+  const tiled = collection.kind === "transaction" && (order === "created" || windowFirst);
+  const values = pageValues(keyHash, query, after, tiled, options.late);
   const upper = armAUpperBound(query, after);
-  const shape = [collection.name, order, take, upper, ...Object.keys(values)].join(":");
-  return templates.fill(db, shape, values, (slots) => buildPage(db, collection, order, slots, take, upper));
+  const shape = [collection.name, order, take, upper, windowFirst ? "window-first" : "", ...Object.keys(values)].join(":");
+  return templates.fill(db, shape, values, (slots) =>
+    windowFirst ? windowFirstPage(db, collection, slots, take) : buildPage(db, collection, order, slots, take, upper),
+  );
+}
+
+/** How a page reads its time window, decided before its query (list.service.ts). */
+export interface WindowPlan {
+  /** Where the tenant's late rows lie, for a window that needs it (see needsLateRange). */
+  late?: LateRange | null;
+  /** In name order, read the window's own rows and sort them (see WINDOW_FIRST_BOUND). */
+  windowFirst?: boolean;
+}
+
+/** Whether a page reads the rows of a time window through its createdAt-ordered arms, in some plan: a transaction list's. */
+export function tilesWindow(collection: Collection, query: ListQuery): boolean {
+  return collection.kind === "transaction" && (query.since !== undefined || query.until !== undefined);
 }
 
 /** Every value a page query needs, named; which names are present is part of its shape. */
-/** Whether a page reads the late rows of its window by bucket: a transaction list's, in createdAt order. */
-export function readsBuckets(collection: Collection, query: ListQuery): boolean {
-  return collection.kind === "transaction" && listOrder(query) === "created";
-}
-
 function pageValues(
   keyHash: string,
   query: ListQuery,
@@ -100,6 +121,75 @@ function buildPage(
   return merged(db, arms, take);
 }
 
+/** The window's arms (window.ts), each selecting what `select` makes of the tenant's rows. */
+function windowArms<O>(
+  s: Slots,
+  select: () => SelectQueryBuilder<Schema, "withdrawals", O>,
+): SelectQueryBuilder<Schema, "withdrawals", O>[] {
+  return [onTimeArm(select(), s, s.until === undefined ? "none" : "until"), ...lateTiles(s).map((tile) => lateArm(select(), s, tile))];
+}
+
+/**
+ * A page of a window in name order, read from the window's own rows: their ids and names,
+ * found by the window's arms and kept apart (materialized, so that no planner moves the name
+ * and cursor conditions into the arms and reads them by the name index instead), then the
+ * page's ids in name order, then their rows. Taken only for a window of at most
+ * WINDOW_FIRST_BOUND rows (windowCountQuery), so the sort is bounded.
+ */
+function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<ListRow> {
+  const table = collection.table as "withdrawals";
+  const arms = windowArms(s, () => db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s.keyHash)).select(["id", "name_key"]));
+  const [first, ...rest] = arms;
+  if (first === undefined) throw new Error("a window has an arm");
+  const rows = rest.reduce((union, arm) => union.unionAll(arm), first);
+  return db
+    .with(
+      (cte) => cte("w").materialized(),
+      () => rows,
+    )
+    .selectFrom((eb) => {
+      let page = eb.selectFrom("w").select(["w.id", "w.name_key"]);
+      if (s.nameLow !== undefined) page = page.where("w.name_key", ">=", s.nameLow);
+      if (s.nameHigh !== undefined) page = page.where("w.name_key", "<", s.nameHigh);
+      if (s.afterKey !== undefined) page = page.where((e) => e(e.refTuple("w.name_key", "w.id"), ">", e.tuple(s.afterKey, s.afterId)));
+      return page.orderBy("w.name_key").orderBy("w.id").limit(sql.lit(take)).as("p");
+    })
+    .innerJoin(`${table} as t`, (join) => join.on("t.tenant_id", "=", tenantOfKey(db, s.keyHash)).onRef("t.id", "=", "p.id"))
+    .select(LIST_COLUMNS.map((column) => `t.${column}` as const))
+    .orderBy("p.name_key")
+    .orderBy("p.id");
+}
+
+const windowCounts = new QueryTemplates<{ n: number | string }>();
+
+/**
+ * How many rows the key's tenant's list has in the query's window, counted up to
+ * WINDOW_FIRST_BOUND + 1 from the window's arms: what a page in name order chooses its plan by.
+ * The union stops at the bound. On PostgreSQL each arm is asked in its index's order, so that
+ * it is read by that index up to the bound; an arm that the planner estimates smaller than the
+ * bound it may read whole and sort instead.
+ */
+export function windowCountQuery(db: Kysely<Schema>, collection: Collection, keyHash: string, query: ListQuery, late?: LateRange | null) {
+  const values = { keyHash, ...windowValues(query, true, late) };
+  const shape = [collection.name, "window-count", ...Object.keys(values)].join(":");
+  return windowCounts.fill(db, shape, values, (s) => {
+    const table = collection.table as "withdrawals";
+    const arms = windowArms(s, () => db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s.keyHash)).select(sql.lit(1).as("one")));
+    const bound = sql.lit(WINDOW_FIRST_BOUND + 1);
+    const [first, ...rest] = arms;
+    if (first === undefined) throw new Error("a window has an arm");
+    const ordered = sql.join(
+      arms.map((arm) => sql`(${arm.orderBy("created_at", "desc").orderBy("id", "desc").limit(bound)})`),
+      sql` union all `,
+    );
+    const rows = engineOf(db).mergesOrderedUnion
+      ? sql`${rest.reduce((union, arm) => union.unionAll(arm), first).limit(bound)}`
+      : sql`select one from (${ordered}) as arms limit ${bound}`;
+    const query = sql<{ n: number | string }>`select count(*) as n from (${rows}) as w`;
+    return { compile: () => query.compile(db) as CompiledQuery<{ n: number | string }> };
+  });
+}
+
 /**
  * The first `take` rows of arms that are each in createdAt order, merged so that each is read
  * only as far as the page needs. SQLite merges a bare `UNION ALL ... ORDER BY ... LIMIT` so;
@@ -133,7 +223,7 @@ export function lateRangeQuery(db: Kysely<Schema>, collection: Collection, keyHa
       db
         .selectFrom(collection.table as "withdrawals")
         .select(bucket.as("bucket"))
-        .where("tenant_id", "=", tenantOfKey(s.keyHash))
+        .where("tenant_id", "=", tenantOfKey(db, s.keyHash))
         .where(bucket, "is not", null)
         .orderBy(bucket, direction)
         .limit(sql.lit(1));
@@ -149,19 +239,18 @@ export function lateRangeOf(row: { low: number | string | null; high: number | s
 }
 
 /** The tenant of the API key whose hash is `keyHash`, when the key is not revoked and may read. */
-function tenantOfKey(keyHash: Slots[string]) {
-  return (eb: ExpressionBuilder<Schema, "withdrawals">) =>
-    eb
-      .selectFrom("api_keys")
-      .select("api_keys.tenant_id")
-      .where("api_keys.hash", "=", keyHash)
-      .where("api_keys.revoked_at", "is", null)
-      .where(sql<string>`',' || api_keys.scopes || ','`, "like", sql.lit("%,read,%"));
+function tenantOfKey(db: Kysely<Schema>, keyHash: Slots[string]) {
+  return db
+    .selectFrom("api_keys")
+    .select("api_keys.tenant_id")
+    .where("api_keys.hash", "=", keyHash)
+    .where("api_keys.revoked_at", "is", null)
+    .where(sql<string>`',' || api_keys.scopes || ','`, "like", sql.lit("%,read,%"));
 }
 
 /** Every filter but the time window, and (when asked) the keyset condition. */
 function filtered(db: Kysely<Schema>, collection: Collection, order: ListOrder, s: Slots, withCursor: boolean): FilteredQuery {
-  let q = db.selectFrom(collection.table as "withdrawals").where("tenant_id", "=", tenantOfKey(s.keyHash));
+  let q = db.selectFrom(collection.table as "withdrawals").where("tenant_id", "=", tenantOfKey(db, s.keyHash));
   // A cursor in name (or code) order lies within the prefix's range, so it can be the range's
   // start; an engine that takes one lower bound per column must be given it alone.
   const cursorStarts = withCursor && s.afterKey !== undefined && !engineOf(db).combinesRangeBounds;

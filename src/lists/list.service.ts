@@ -10,13 +10,28 @@ import type { CursorCodec } from "../platform/cursor.js";
 import { checkCursorTenant, openCursor, pageOf, type PagedList } from "../platform/pager.js";
 import type { Schema } from "../storage/schema.js";
 import { parseListQuery, type ListQuery } from "./list.query.js";
-import { lateRangeOf, lateRangeQuery, pageQuery, readsBuckets } from "./list.repository.js";
+import { lateRangeOf, lateRangeQuery, pageQuery, tilesWindow, windowCountQuery, type WindowPlan } from "./list.repository.js";
 import { listOrder, positionOf, type ListRow } from "./list.shape.js";
-import { needsLateRange as windowNeedsLateRange } from "./window.js";
+import { needsLateRange as windowNeedsLateRange, WINDOW_FIRST_BOUND } from "./window.js";
 
 /** Whether the page reads late rows by bucket over a span it must first narrow to the tenant's. */
 export function needsLateRange(collection: Collection, query: ListQuery): boolean {
-  return readsBuckets(collection, query) && windowNeedsLateRange(query);
+  return tilesWindow(collection, query) && windowNeedsLateRange(query);
+}
+
+/**
+ * How the page reads its window: the tenant's late rows' range when the tiling needs it and,
+ * in name order, whether the window is small enough to be read whole (WINDOW_FIRST_BOUND). Each
+ * takes one more query, and only for a window.
+ */
+export async function windowPlan(db: Kysely<Schema>, collection: Collection, keyHash: string, query: ListQuery): Promise<WindowPlan> {
+  if (!tilesWindow(collection, query)) return {};
+  const late = windowNeedsLateRange(query)
+    ? lateRangeOf((await db.executeQuery(lateRangeQuery(db, collection, keyHash))).rows[0])
+    : undefined;
+  if (listOrder(query) === "created") return { late };
+  const counted = (await db.executeQuery(windowCountQuery(db, collection, keyHash, query, late))).rows[0];
+  return { late, windowFirst: Number(counted?.n ?? 0) <= WINDOW_FIRST_BOUND };
 }
 
 /** Who asks for a page: the hash of a well-formed key, and the full key check. */
@@ -46,10 +61,8 @@ export async function listPage(
     await reader.tenantOfKey();
     throw error;
   }
-  const late = needsLateRange(collection, query)
-    ? lateRangeOf((await db.executeQuery(lateRangeQuery(db, collection, reader.keyHash))).rows[0])
-    : undefined;
-  const { rows } = await db.executeQuery(pageQuery(db, collection, reader.keyHash, query, opened?.position, query.limit + 1, late));
+  const plan = await windowPlan(db, collection, reader.keyHash, query);
+  const { rows } = await db.executeQuery(pageQuery(db, collection, reader.keyHash, query, opened?.position, query.limit + 1, plan));
   const tenantId = rows[0]?.tenant_id ?? (await reader.tenantOfKey());
   if (opened !== undefined) checkCursorTenant(opened, tenantId);
   const order = listOrder(query);

@@ -13,14 +13,26 @@
  * The arms are disjoint and each holds only rows of the window, whatever its width and however
  * late its rows were stored, so a page reads about `take` rows plus one seek per arm.
  */
-import { sql } from "kysely";
+import { sql, type SelectQueryBuilder } from "kysely";
 import { BUCKET_LEVELS_MS, BUCKET_ORIGIN_MS, SLACK_MS } from "../collections/late-event.js";
 import type { CursorPosition } from "../platform/cursor.js";
 import type { Slots } from "../storage/query-template.js";
+import type { Schema } from "../storage/schema.js";
 import type { ListQuery } from "./list.query.js";
-import type { RowsQuery } from "./list.shape.js";
+
+/** A query of one record table, whatever it selects: the window's arms only add conditions to it. */
+type TableQuery<O> = SelectQueryBuilder<Schema, "withdrawals", O>;
 
 const HOUR_MS = BUCKET_LEVELS_MS[0] ?? 3_600_000;
+/**
+ * A window in name order is read one of two ways: the name index in name order, the event
+ * date checked on each entry (about `limit / share` entries a page, the share being the
+ * window's part of the tenant's rows), or the window's own rows from its createdAt-ordered
+ * arms, sorted by name (every row of the window, every page). The second is taken when a
+ * bounded count finds at most this many rows in the window: the sort stays small, and a
+ * window with more rows is a large enough share that the name index finds a page soon.
+ */
+export const WINDOW_FIRST_BOUND = 5_000;
 const TOP = BUCKET_LEVELS_MS.length - 1;
 /** The largest buckets a window may span before it is narrowed to the tenant's late rows. */
 const MAX_TOP_TILES = 4;
@@ -128,7 +140,7 @@ export function armAUpperBound({ until }: ListQuery, after: CursorPosition | und
 }
 
 /** Arm A: rows stored within SLACK of their event, by a createdAt range around the window. */
-export function onTimeArm(base: RowsQuery, s: Slots, upper: ArmAUpperBound): RowsQuery {
+export function onTimeArm<O>(base: TableQuery<O>, s: Slots, upper: ArmAUpperBound): TableQuery<O> {
   let arm = base.where("late_event_at", "is", null);
   if (upper === "until") arm = arm.where("created_at", "<=", s.untilUpper);
   if (s.since !== undefined) arm = arm.where("created_at", ">=", s.sinceLower).where("event_at", ">=", s.since);
@@ -142,7 +154,7 @@ export function onTimeArm(base: RowsQuery, s: Slots, upper: ArmAUpperBound): Row
  * index's condition word for word, which is how SQLite knows that a partial index holds every
  * row the query may want. An edge hour checks the event date too.
  */
-export function lateArm(base: RowsQuery, s: Slots, tile: { level: number; slot: Slots[string]; edge: boolean }): RowsQuery {
+export function lateArm<O>(base: TableQuery<O>, s: Slots, tile: { level: number; slot: Slots[string]; edge: boolean }): TableQuery<O> {
   const bucket = bucketOf(tile.level);
   let arm = base.where(bucket, "=", tile.slot).where(bucket, "is not", null);
   if (tile.edge && s.since !== undefined) arm = arm.where("late_event_at", ">=", s.since);

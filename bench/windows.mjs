@@ -1,0 +1,497 @@
+/**
+ * The window matrix (bench/README.md, "Time windows"): every width of the time window, alone
+ * and with `name`, walked page by page at `limit=100` by one client over HTTP, against a walk
+ * of the plain list of the same tenant in the same run, for four ways that records reach
+ * cribline. Each engine gets a database of its own, built here for the run:
+ *
+ * - `imported`: every record loaded at once with `cribline import` (so every createdAt is the
+ *   import's time), into tables that were never analysed, with autovacuum off for them; the
+ *   import's rate over its first and its last 100,000 rows is the bench's bulk-load figure.
+ * - `minutes`: every record synced 1 s to 10 min after its event.
+ * - `late`: as `minutes`, but about 3 % of the records 1 hour to 5 days after (as the demo).
+ * - `offline`: as `minutes`, but one device of twenty back after a month offline: its month
+ *   of records all stored when it came back.
+ *
+ * The last three are written with their createdAt as the demo writes history (the same row
+ * values as sync, through dist/), each a tenant of its own, the imported one first.
+ */
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createWriteStream, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { once } from "node:events";
+import { lateDelay, quickDelay } from "../dist/demo/demo.data.js";
+import { postgresUrlFor, withClient, workDatabaseName } from "./dataset.mjs";
+
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const PAGE_LIMIT = 100;
+
+export const windowSettings = {
+  rows: integerSetting("BENCH_WINDOW_ROWS", 1_000_000),
+  pages: integerSetting("BENCH_WINDOW_PAGES", 200),
+  reps: integerSetting("BENCH_WINDOW_REPS", 3),
+};
+
+function integerSetting(name, fallback) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return value;
+}
+
+const SHAPES = ["imported", "minutes", "late", "offline"];
+
+/** The windows, as [name, since, until] of the data's newest event `end`; a width ends 60 days before it. */
+function windowsOf(end) {
+  const anchor = end - 60 * DAY;
+  const iso = (ms) => new Date(ms).toISOString();
+  const width = (name, ms) => [name, iso(anchor - ms), iso(anchor)];
+  return [
+    width("1 hour", HOUR),
+    width("1 day", DAY),
+    width("7 days", 7 * DAY),
+    width("10 days", 10 * DAY),
+    width("31 days", 31 * DAY),
+    ["a year", iso(end - 365 * DAY), iso(end)],
+    ["since, no end", iso(end - 180 * DAY), undefined],
+    ["all history", iso(end - 400 * DAY), iso(end + DAY)],
+  ];
+}
+
+// ---------------------------------------------------------------------------------------
+// The records: the same withdrawals for every shape (ids per tenant), events spread over a
+// year before `end`, in event order.
+
+function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const FIRST = [
+  "Ana",
+  "Bruno",
+  "Carla",
+  "Daniel",
+  "Elena",
+  "Felipe",
+  "Gabriela",
+  "Hugo",
+  "Ines",
+  "Jorge",
+  "Karin",
+  "Luis",
+  "Marta",
+  "Mario",
+  "Nadia",
+  "Oscar",
+  "Paula",
+  "Rafael",
+  "Sofia",
+  "Tomas",
+  "Maria",
+  "Marco",
+  "Lena",
+  "Pedro",
+];
+const LAST = [
+  "Almeida",
+  "Braun",
+  "Costa",
+  "Dias",
+  "Engel",
+  "Fischer",
+  "Gomes",
+  "Hahn",
+  "Keller",
+  "Lopes",
+  "Meyer",
+  "Nunes",
+  "Ortiz",
+  "Pereira",
+  "Richter",
+  "Santos",
+  "Silva",
+  "Vogel",
+  "Weber",
+  "Zimmer",
+];
+
+/** The records of `rows` withdrawals, each with its event time (ms) and device index. */
+function* withdrawalsOf(rows, end) {
+  const r = mulberry32(7);
+  const employees = Array.from({ length: 480 }, (_, i) => ({
+    id: `emp-${String(i + 1).padStart(4, "0")}`,
+    name: `${FIRST[i % FIRST.length]} ${LAST[Math.floor(i / FIRST.length) % LAST.length]}`,
+    costCenterId: `cc-${1010 + (i % 12) * 10}`,
+    sectorId: `sec-0${1 + (i % 8)}`,
+  }));
+  const start = end - 365 * DAY;
+  const step = (365 * DAY) / rows;
+  for (let i = 0; i < rows; i += 1) {
+    const e = employees[Math.floor(r() * employees.length)];
+    const device = Math.floor(r() * 20);
+    const product = Math.floor(r() * 60);
+    const at = Math.floor(start + i * step + r() * step);
+    yield {
+      at,
+      device,
+      record: {
+        id: `w-${String(i + 1).padStart(8, "0")}`,
+        deviceId: `dev-${String(device + 1).padStart(2, "0")}`,
+        employeeId: e.id,
+        employeeName: e.name,
+        productId: `prd-${String(product + 1).padStart(4, "0")}`,
+        productName: `Product ${product + 1}`,
+        quantity: 1 + Math.floor(r() * 3),
+        costCenterId: e.costCenterId,
+        sectorId: e.sectorId,
+        deliveredAt: new Date(at).toISOString(),
+      },
+    };
+  }
+}
+
+/** When a shape's record was stored; every shape keeps createdAt at or before `end`. */
+function createdAtOf(shape, end, r) {
+  const backAt = end - 30 * DAY;
+  return ({ at, device }) => {
+    if (shape === "offline" && device === 0 && at >= backAt - 31 * DAY && at < backAt) return backAt;
+    const late = shape === "late" && r() < 0.03;
+    return Math.min(end, at + (late ? lateDelay(r) : quickDelay(r)));
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// The database.
+
+async function writeNdjson(path, rows, end) {
+  const out = createWriteStream(path);
+  let chunk = "";
+  for (const { record } of withdrawalsOf(rows, end)) {
+    chunk += `${JSON.stringify(record)}\n`;
+    if (chunk.length > 1 << 20) {
+      if (!out.write(chunk)) await once(out, "drain");
+      chunk = "";
+    }
+  }
+  out.end(chunk);
+  await once(out, "finish");
+}
+
+/**
+ * `cribline import` of the file as the tenant, timed by its progress lines (one per 10,000
+ * records): the rate over the first and the last 100,000 rows, records/s.
+ */
+function importTimed(databaseUrl, tenant, file, env, log) {
+  return new Promise((resolvePromise, reject) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, ["bin/cribline", "import", "withdrawals", file, "--tenant", tenant], {
+      cwd: join(import.meta.dirname, ".."),
+      env: { ...process.env, ...env, DATABASE_URL: databaseUrl, CRIBLINE_DEMO: "false" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const marks = [];
+    let output = "";
+    child.stdout.setEncoding("utf8").on("data", (text) => (output += text));
+    child.stderr.setEncoding("utf8").on("data", (text) => {
+      for (const line of text.split("\n")) {
+        const match = /: (\d+) records imported$/.exec(line);
+        if (match !== null) marks.push({ rows: Number(match[1]), at: performance.now() });
+        else if (line.trim() !== "") output += `${line}\n`;
+      }
+    });
+    child.on("error", reject);
+    child.on("exit", (code) => {
+      if (code !== 0) return reject(new Error(`cribline import failed (${code}): ${output.trim()}`));
+      const seconds = (performance.now() - started) / 1000;
+      const rateBetween = (from, to) => {
+        const a = marks.find((m) => m.rows === from);
+        const b = marks.find((m) => m.rows === to);
+        return a === undefined || b === undefined ? undefined : (to - from) / ((b.at - a.at) / 1000);
+      };
+      const last = marks[marks.length - 1]?.rows ?? 0;
+      const span = Math.min(100_000, last - 10_000);
+      const first = rateBetween(10_000, 10_000 + span);
+      const lastRate = rateBetween(last - span, last);
+      log(`  import: ${last.toLocaleString("en")} records in ${seconds.toFixed(1)} s`);
+      resolvePromise({ rows: last, seconds, first, last: lastRate, span });
+    });
+  });
+}
+
+/** Writes a shape's tenant directly, with the createdAt its shape gives each record, in createdAt order. */
+async function writeShape(db, dist, shape, rows, end) {
+  const { createTenant } = dist;
+  const tenantId = await createTenant(db, shape);
+  const r = mulberry32(11);
+  const when = createdAtOf(shape, end, r);
+  const items = [];
+  for (const item of withdrawalsOf(rows, end)) items.push({ record: item.record, createdAt: when(item) });
+  items.sort((a, b) => a.createdAt - b.createdAt);
+  for (let i = 0; i < items.length; i += 20_000) {
+    await db.transaction().execute(async (trx) => {
+      for (let j = i; j < Math.min(i + 20_000, items.length); j += 500) {
+        const values = items
+          .slice(j, j + 500)
+          .map(({ record, createdAt }) => dist.newRowValues(dist.toStoredContent(dist.withdrawals, record), tenantId, createdAt));
+        await dist.insertRows(trx, dist.withdrawals, values);
+      }
+    });
+  }
+  return items.filter(({ record, createdAt }) => Math.abs(createdAt - Date.parse(record.deliveredAt)) > HOUR).length;
+}
+
+async function loadDist() {
+  const [database, migrate, config, record, registry, sync, tenants] = await Promise.all([
+    import("../dist/storage/database.js"),
+    import("../dist/storage/migrate.js"),
+    import("../dist/platform/config.js"),
+    import("../dist/collections/record.js"),
+    import("../dist/collections/registry.js"),
+    import("../dist/sync/sync.repository.js"),
+    import("../dist/tenants/tenant.service.js"),
+  ]);
+  return {
+    openStorage: database.openStorage,
+    migrateToLatest: migrate.migrateToLatest,
+    parseDatabaseUrl: config.parseDatabaseUrl,
+    newRowValues: record.newRowValues,
+    toStoredContent: record.toStoredContent,
+    withdrawals: registry.withdrawals,
+    insertRows: sync.insertRows,
+    createTenant: tenants.createTenant,
+    issueKey: tenants.issueKey,
+  };
+}
+
+/**
+ * The engine's database for the matrix, made for this run: migrated, the `imported` tenant
+ * loaded by `cribline import` first (never analysed before), then the other shapes, then the
+ * statistics and visibility a database in service has. Resolves to its URL, the keys, the
+ * import's figures and a remove().
+ */
+async function buildDatabase(engine, postgresUrl, log) {
+  const dist = await loadDist();
+  const dir = mkdtempSync(join(tmpdir(), "cribline-windows-"));
+  const pgName = engine === "postgres" ? workDatabaseName("windows") : undefined;
+  const databaseUrl = engine === "sqlite" ? `sqlite:${join(dir, "windows.db")}` : postgresUrlFor(postgresUrl, pgName);
+  const admin = async (work) => withClient(postgresUrl, work);
+  if (pgName !== undefined) {
+    await admin(async (client) => {
+      await client.query(`DROP DATABASE IF EXISTS "${pgName}" WITH (FORCE)`);
+      await client.query(`CREATE DATABASE "${pgName}"`);
+    });
+  }
+  const remove = async () => {
+    rmSync(dir, { recursive: true, force: true });
+    if (pgName !== undefined) await admin((client) => client.query(`DROP DATABASE IF EXISTS "${pgName}" WITH (FORCE)`));
+  };
+  try {
+    const end = Date.now() - 5 * 60_000;
+    const rows = windowSettings.rows;
+    const cursorSecret = randomBytes(32).toString("base64url");
+    const storage = await dist.openStorage(dist.parseDatabaseUrl(databaseUrl));
+    const keys = {};
+    let imported;
+    try {
+      await dist.migrateToLatest(storage);
+      if (engine === "postgres") {
+        // The tables stay as a new database's are: never analysed, and no autovacuum to do it meanwhile.
+        for (const table of ["withdrawals", "returns", "exchanges", "training_records"]) {
+          await withClient(databaseUrl, (client) => client.query(`ALTER TABLE ${table} SET (autovacuum_enabled = false)`));
+        }
+      }
+      for (const shape of SHAPES) {
+        if (shape === "imported") await dist.createTenant(storage.db, shape);
+        else {
+          const started = performance.now();
+          const late = await writeShape(storage.db, dist, shape, rows, end);
+          log(
+            `  ${shape}: ${rows.toLocaleString("en")} withdrawals written in ${((performance.now() - started) / 1000).toFixed(1)} s, ${late.toLocaleString("en")} stored over an hour from their event`,
+          );
+        }
+        keys[shape] = (await dist.issueKey(storage.db, shape, ["read"])).key;
+        if (shape === "imported") {
+          const file = join(dir, "imported.ndjson");
+          await writeNdjson(file, rows, end);
+          imported = await importTimed(databaseUrl, shape, file, { CRIBLINE_CURSOR_SECRET: cursorSecret }, log);
+          rmSync(file);
+        }
+      }
+    } finally {
+      await storage.close();
+    }
+    if (engine === "postgres") await withClient(databaseUrl, (client) => client.query("VACUUM (ANALYZE)"));
+    return { databaseUrl, cursorSecret, keys, imported, end, remove };
+  } catch (error) {
+    await remove();
+    throw error;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// The walks.
+
+/** Walks `path` up to `pages` pages; ms per page, the first and the slowest page, rows. */
+async function walk(baseUrl, key, path, pages) {
+  const headers = { authorization: `Bearer ${key}` };
+  const times = [];
+  const seen = new Set();
+  let cursor = null;
+  let rows = 0;
+  for (let page = 0; page < pages; page += 1) {
+    const url = `${baseUrl}${path}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`;
+    const started = performance.now();
+    const response = await fetch(url, { headers });
+    const text = await response.text();
+    times.push(performance.now() - started);
+    if (response.status !== 200) throw new Error(`GET ${path}: ${response.status} ${text.slice(0, 300)}`);
+    const body = JSON.parse(text);
+    for (const item of body.data) {
+      if (seen.has(item.id)) throw new Error(`GET ${path}: ${item.id} came twice`);
+      seen.add(item.id);
+    }
+    rows += body.data.length;
+    cursor = body.cursor;
+    if (cursor === null) break;
+  }
+  const total = times.reduce((a, b) => a + b, 0);
+  return { perPage: total / times.length, first: times[0], slowest: Math.max(...times), pages: times.length, rows };
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+/** The most common two-letter prefix of the employees' names in the records. */
+function namePrefix(end) {
+  const counts = new Map();
+  for (const { record } of withdrawalsOf(Math.min(windowSettings.rows, 50_000), end)) {
+    const prefix = record.employeeName.slice(0, 2).toLowerCase();
+    counts.set(prefix, (counts.get(prefix) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1])[0][0];
+}
+
+/**
+ * The matrix on one engine. `startServer(databaseUrl, cursorSecret, tenant)` starts
+ * bench/server.mjs. Resolves to the rows of its table and the import's figures.
+ */
+export async function runWindowMatrix(engine, { postgresUrl, startServer, log }) {
+  log(
+    `\n[time windows, ${engine}] ${windowSettings.rows.toLocaleString("en")} withdrawals per shape, walks of up to ${windowSettings.pages} pages at limit=${PAGE_LIMIT}, ${windowSettings.reps} of each`,
+  );
+  const started = performance.now();
+  const database = await buildDatabase(engine, postgresUrl, log);
+  try {
+    log(`  database built in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    const server = await startServer(database.databaseUrl, database.cursorSecret, "late");
+    try {
+      const prefix = namePrefix(database.end);
+      const q = encodeURIComponent;
+      const cells = [];
+      for (const [name, since, until] of windowsOf(database.end)) {
+        const window = `&createdSince=${q(since)}${until === undefined ? "" : `&createdUntil=${q(until)}`}`;
+        cells.push({ what: name, path: `/v1/withdrawals?limit=${PAGE_LIMIT}${window}` });
+        cells.push({ what: `${name} + name`, path: `/v1/withdrawals?limit=${PAGE_LIMIT}&name=${q(prefix)}${window}` });
+      }
+      cells.push({ what: `name "${prefix}" alone`, path: `/v1/withdrawals?limit=${PAGE_LIMIT}&name=${q(prefix)}` });
+      const plainPath = `/v1/withdrawals?limit=${PAGE_LIMIT}`;
+      const rows = [];
+      for (const shape of SHAPES) {
+        const key = database.keys[shape];
+        const go = (path) => walk(server.url, key, path, windowSettings.pages);
+        // Unmeasured: each query shape's first use compiles its template (and on PostgreSQL
+        // prepares its statement), and the tenant's pages come into the cache.
+        await go(plainPath);
+        for (const cell of cells) await walk(server.url, key, cell.path, 3);
+        const plain = [];
+        const results = cells.map(() => []);
+        for (let rep = 0; rep < windowSettings.reps; rep += 1) {
+          // Plain walks between the cells, so that the reference sees the same drift as they do.
+          for (let i = 0; i < cells.length; i += 1) {
+            if (i % 4 === 0) plain.push(await go(plainPath));
+            results[i].push(await go(cells[i].path));
+          }
+        }
+        const reference = median(plain.map((w) => w.perPage));
+        const referenceFirst = median(plain.map((w) => w.first));
+        log(`  ${shape}: the plain list ${reference.toFixed(2)} ms a page (first page ${referenceFirst.toFixed(2)} ms)`);
+        rows.push({
+          shape,
+          what: "the plain list",
+          perPage: reference,
+          ratio: 1,
+          first: referenceFirst,
+          firstRatio: 1,
+          slowest: median(plain.map((w) => w.slowest)),
+          pages: plain[0].pages,
+          rows: plain[0].rows,
+        });
+        cells.forEach((cell, i) => {
+          const perPage = median(results[i].map((w) => w.perPage));
+          const first = median(results[i].map((w) => w.first));
+          const slowest = median(results[i].map((w) => w.slowest));
+          rows.push({
+            shape,
+            what: cell.what,
+            perPage,
+            ratio: perPage / reference,
+            first,
+            firstRatio: first / referenceFirst,
+            slowest,
+            slowestRatio: slowest / reference,
+            pages: results[i][0].pages,
+            rows: results[i][0].rows,
+          });
+        });
+      }
+      return { rows, imported: database.imported };
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    await database.remove();
+  }
+}
+
+/** The matrix as lines of a table, and the cells over the limit (1.25 x the plain list's page). */
+export function windowReport(engine, { rows, imported }) {
+  const limit = 1.25;
+  const missed = [];
+  const lines = rows.map((r) => {
+    const worst = Math.max(r.ratio, r.firstRatio);
+    if (r.what !== "the plain list" && !r.what.startsWith("name ") && worst > limit)
+      missed.push(`${engine} ${r.shape}: ${r.what} ${worst.toFixed(2)}x`);
+    return [
+      r.shape,
+      r.what,
+      r.rows.toLocaleString("en"),
+      String(r.pages),
+      r.perPage.toFixed(2),
+      `${r.ratio.toFixed(2)}x`,
+      `${r.firstRatio.toFixed(2)}x`,
+      r.slowest.toFixed(1),
+    ];
+  });
+  const importLine =
+    imported === undefined
+      ? undefined
+      : `import (${engine}): ${imported.rows.toLocaleString("en")} records in ${imported.seconds.toFixed(1)} s; ` +
+        `${Math.round(imported.first).toLocaleString("en")} records/s over the first ${imported.span.toLocaleString("en")} rows, ` +
+        `${Math.round(imported.last).toLocaleString("en")} over the last: a ratio of ${(imported.last / imported.first).toFixed(2)} (target > 0.8)`;
+  if (imported !== undefined && imported.last / imported.first <= 0.8)
+    missed.push(`${engine} import: last/first ${(imported.last / imported.first).toFixed(2)}`);
+  return { header: ["shape", "walk", "rows", "pages", "ms/page", "vs plain", "first page", "slowest ms"], lines, importLine, missed };
+}
