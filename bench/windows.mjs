@@ -21,7 +21,7 @@ import { createWriteStream, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { once } from "node:events";
-import { lateDelay, quickDelay } from "../dist/demo/demo.data.js";
+import { lateDelay, mulberry32, quickDelay } from "../dist/demo/demo.data.js";
 import { postgresUrlFor, withClient, workDatabaseName } from "./dataset.mjs";
 
 const DAY = 86_400_000;
@@ -64,17 +64,6 @@ function windowsOf(end) {
 // ---------------------------------------------------------------------------------------
 // The records: the same withdrawals for every shape (ids per tenant), events spread over a
 // year before `end`, in event order.
-
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const FIRST = [
   "Ana",

@@ -18,7 +18,7 @@ const DAY = 24 * HOUR;
 const SITE_OFFSET = -3 * HOUR;
 
 /** mulberry32: tiny, fast and good enough for demo data; Math.random cannot be seeded. */
-function mulberry32(seed: number): () => number {
+export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

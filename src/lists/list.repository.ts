@@ -121,6 +121,13 @@ function buildPage(
   return merged(db, arms, take);
 }
 
+/** The arms as one `UNION ALL`. */
+function unionAll<O>(arms: SelectQueryBuilder<Schema, "withdrawals", O>[]): SelectQueryBuilder<Schema, "withdrawals", O> {
+  const [first, ...rest] = arms;
+  if (first === undefined) throw new Error("a union needs an arm");
+  return rest.reduce((union, arm) => union.unionAll(arm), first);
+}
+
 /** The window's arms (window.ts), each selecting what `select` makes of the tenant's rows. */
 function windowArms<O>(
   s: Slots,
@@ -138,10 +145,9 @@ function windowArms<O>(
  */
 function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<ListRow> {
   const table = collection.table as "withdrawals";
-  const arms = windowArms(s, () => db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s.keyHash)).select(["id", "name_key"]));
-  const [first, ...rest] = arms;
-  if (first === undefined) throw new Error("a window has an arm");
-  const rows = rest.reduce((union, arm) => union.unionAll(arm), first);
+  const rows = unionAll(
+    windowArms(s, () => db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s.keyHash)).select(["id", "name_key"])),
+  );
   return db
     .with(
       (cte) => cte("w").materialized(),
@@ -176,14 +182,12 @@ export function windowCountQuery(db: Kysely<Schema>, collection: Collection, key
     const table = collection.table as "withdrawals";
     const arms = windowArms(s, () => db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s.keyHash)).select(sql.lit(1).as("one")));
     const bound = sql.lit(WINDOW_FIRST_BOUND + 1);
-    const [first, ...rest] = arms;
-    if (first === undefined) throw new Error("a window has an arm");
     const ordered = sql.join(
       arms.map((arm) => sql`(${arm.orderBy("created_at", "desc").orderBy("id", "desc").limit(bound)})`),
       sql` union all `,
     );
     const rows = engineOf(db).mergesOrderedUnion
-      ? sql`${rest.reduce((union, arm) => union.unionAll(arm), first).limit(bound)}`
+      ? sql`${unionAll(arms).limit(bound)}`
       : sql`select one from (${ordered}) as arms limit ${bound}`;
     const query = sql<{ n: number | string }>`select count(*) as n from (${rows}) as w`;
     return { compile: () => query.compile(db) as CompiledQuery<{ n: number | string }> };
