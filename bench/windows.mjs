@@ -477,10 +477,12 @@ export function windowReport(engine, { rows, imported }) {
   const importLine =
     imported === undefined
       ? undefined
-      : `import (${engine}): ${imported.rows.toLocaleString("en")} records in ${imported.seconds.toFixed(1)} s; ` +
-        `${Math.round(imported.first).toLocaleString("en")} records/s over the first ${imported.span.toLocaleString("en")} rows, ` +
-        `${Math.round(imported.last).toLocaleString("en")} over the last: a ratio of ${(imported.last / imported.first).toFixed(2)} (target > 0.8)`;
-  if (imported !== undefined && imported.last / imported.first <= 0.8)
+      : imported.first === undefined || imported.last === undefined
+        ? `import (${engine}): ${imported.rows.toLocaleString("en")} records in ${imported.seconds.toFixed(1)} s (too few to time its first and last rows)`
+        : `import (${engine}): ${imported.rows.toLocaleString("en")} records in ${imported.seconds.toFixed(1)} s; ` +
+          `${Math.round(imported.first).toLocaleString("en")} records/s over the first ${imported.span.toLocaleString("en")} rows, ` +
+          `${Math.round(imported.last).toLocaleString("en")} over the last: a ratio of ${(imported.last / imported.first).toFixed(2)} (target > 0.8)`;
+  if (imported?.first !== undefined && imported.last !== undefined && imported.last / imported.first <= 0.8)
     missed.push(`${engine} import: last/first ${(imported.last / imported.first).toFixed(2)}`);
   return { header: ["shape", "walk", "rows", "pages", "ms/page", "vs plain", "first page", "slowest ms"], lines, importLine, missed };
 }
