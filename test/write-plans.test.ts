@@ -12,7 +12,7 @@ import { withdrawals } from "../src/collections/registry.js";
 import { newRowValues, toStoredContent } from "../src/collections/record.js";
 import { parseDatabaseUrl } from "../src/platform/config.js";
 import { openStorage, type Storage } from "../src/storage/database.js";
-import { deleteByKeysQueries, rowsByKeysQueries } from "../src/storage/row-values.js";
+import { deleteByKeysQueries, rowsByKeys, rowsByKeysQueries } from "../src/storage/row-values.js";
 import { insertRows, latestCreatedAtQuery, storedBodiesLookup } from "../src/sync/sync.repository.js";
 import { createTenant } from "../src/tenants/tenant.service.js";
 import { ENGINE, createTestDatabase, type TestDatabase } from "./support/databases.js";
@@ -157,4 +157,77 @@ describe("the write path's plans on a table never analysed", () => {
       }
     },
   );
+});
+
+/**
+ * A session plans a statement once and keeps the plan (generic plans, see storage/postgres.ts):
+ * a look-up first planned while the table was empty must still probe each key once the table
+ * is large. Here on one connection, as an import runs: a first batch into an empty table, then
+ * 50,000 rows, then the look-ups again, their reads counted by the blocks they fetched.
+ */
+describe("the write path's look-ups first planned on an empty table", () => {
+  let empty: TestDatabase;
+  let fresh: Storage;
+
+  beforeAll(async () => {
+    empty = await createTestDatabase({ migrate: true });
+    fresh = await openStorage(parseDatabaseUrl(empty.url));
+  });
+
+  afterAll(async () => {
+    await fresh?.close();
+    await empty?.drop();
+  });
+
+  it("probes each key after the table has grown", async () => {
+    await fresh.db.connection().execute(async (conn) => {
+      if (ENGINE === "postgres") await sql`alter table withdrawals set (autovacuum_enabled = off)`.execute(conn);
+      const tenant = await createTenant(conn, "growing");
+      const ids: string[] = [];
+      const rowsOf = (count: number, at: number) =>
+        Array.from({ length: count }, (_, i) => {
+          const content = toStoredContent(withdrawals, withdrawal());
+          ids.push(content.id);
+          return newRowValues(content, tenant, at + i);
+        });
+      const lookUps = async (executor: typeof conn) => {
+        const keys = [
+          ...ids.filter((_, i) => i % 97 === 0).slice(0, BATCH / 2),
+          ...Array.from({ length: BATCH / 2 }, (_, i) => `new-${i}`),
+        ];
+        const found = await rowsByKeys(
+          executor,
+          storedBodiesLookup("withdrawals"),
+          keys.map((id) => [tenant, id]),
+        );
+        const latest = (await executor.executeQuery(latestCreatedAtQuery(executor, withdrawals, tenant))).rows[0];
+        return { found: found.length, latest };
+      };
+      // Planned now, on the empty table.
+      expect((await lookUps(conn)).found).toBe(0);
+      await conn.transaction().execute(async (trx) => {
+        for (let at = 0; at < STORED; at += 500) await insertRows(trx, withdrawals, rowsOf(500, 1_700_000_000_000 + at));
+      });
+      await conn.transaction().execute(async (trx) => {
+        const { found, latest } = await lookUps(trx);
+        expect(found).toBe(BATCH / 2);
+        expect(Math.max(Number(latest?.latest ?? 0), Number(latest?.late ?? 0))).toBe(1_700_000_000_000 + STORED - 1);
+        if (ENGINE === "postgres") {
+          // Blocks of the table and its indexes that this transaction has read so far.
+          const { rows } = await sql<{ blocks: string }>`
+            select sum(pg_stat_get_xact_blocks_fetched(c.oid)) as blocks from pg_class c
+            where c.oid = 'withdrawals'::regclass or c.oid in (select indexrelid from pg_index where indrelid = 'withdrawals'::regclass)`.execute(
+            trx,
+          );
+          // A probe per key fetches a few blocks; a scan of the tenant's rows per key, hundreds.
+          expect(Number(rows[0]?.blocks)).toBeLessThanOrEqual(10 * BATCH);
+        } else {
+          for (const query of rowsByKeysQueries(trx, storedBodiesLookup("withdrawals"), [[tenant, ids[0]]])) {
+            const { rows } = await trx.executeQuery<{ detail: string }>({ ...query, sql: `explain query plan ${query.sql}` });
+            expect(rows.map((row) => row.detail).join("\n")).toMatch(/SEARCH withdrawals USING (INDEX|PRIMARY KEY|COVERING INDEX)/);
+          }
+        }
+      });
+    });
+  }, 120_000);
 });

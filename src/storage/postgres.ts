@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import pg from "pg";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import { POSTGRES } from "./engine.js";
+import { PLAN_EACH_TIME } from "./query-template.js";
 import type { Storage } from "./storage.js";
 import type { Schema } from "./schema.js";
 
@@ -48,7 +49,9 @@ function preparing(client: pg.PoolClient, onError: (err: Error) => void): pg.Poo
 }
 
 function isPreparable(text: string): boolean {
-  // Statements without parameters that change the session or transaction are sent as they are.
+  // Statements without parameters that change the session or transaction are sent as they are,
+  // and so are those marked to be planned each time (sent unnamed, they are planned at every Bind).
+  if (text.startsWith(PLAN_EACH_TIME)) return false;
   return !/^\s*(begin|commit|rollback|savepoint|release|start|set|create|alter|drop|lock)\b/i.test(text);
 }
 
@@ -80,8 +83,11 @@ export function openPostgresStorage(options: PostgresOptions): Storage {
     // Plans by shape, never by value: cribline's queries are index ranges whose best plan does
     // not depend on the values (test/plans.test.ts checks these generic plans), and PostgreSQL
     // otherwise re-plans the window and name pages on every request, at several times their
-    // execution time (docs/measurements.md).
-    options: "-c plan_cache_mode=force_generic_plan",
+    // execution time (docs/measurements.md). And no sort where an index gives the order: every
+    // query of cribline has an index in its order, but a table without statistics (new, or
+    // autovacuum off or behind) looks small enough to read whole and sort, which a page of a
+    // large table then does on every request. A sort that no index can spare stays.
+    options: "-c plan_cache_mode=force_generic_plan -c enable_sort=off",
   });
   // Without a listener, an idle connection dropped by the server would crash the process.
   const onError = (err: Error) => options.onIdleError?.(err);

@@ -24,6 +24,23 @@ export type Slots = Readonly<Record<string, SlotValue>>;
 
 const MAX_SHAPES = 2000;
 
+/**
+ * Begins the SQL of a statement that PostgreSQL must plan on every execution rather than once
+ * per connection (storage/postgres.ts): a plan kept from when the table was empty may read
+ * a whole tenant where a probe would do, and nothing re-plans it until statistics arrive.
+ */
+export const PLAN_EACH_TIME = "/* planned each time */ ";
+
+/** The statement, marked PLAN_EACH_TIME: for the write path's look-ups, where planning costs little beside the batch. */
+export function plannedEachTime<R>(query: Compilable<R>): Compilable<R> {
+  return {
+    compile: () => {
+      const compiled = query.compile();
+      return CompiledQuery.raw(PLAN_EACH_TIME + compiled.sql, [...compiled.parameters]) as CompiledQuery<R>;
+    },
+  };
+}
+
 export class QueryTemplates<R> {
   private readonly compiled = new Map<string, { sql: string; slots: string[] }>();
 

@@ -5,7 +5,7 @@
  */
 import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SqlBool } from "kysely";
 import { engineOf } from "./engine.js";
-import { fixedChunks, QueryTemplates, type Slots, type SlotValue } from "./query-template.js";
+import { fixedChunks, plannedEachTime, QueryTemplates, type Slots, type SlotValue } from "./query-template.js";
 import type { Schema } from "./schema.js";
 
 /** `(a, b, …) in ((…, …, …), …)`: the columns' values are one of the given rows. */
@@ -59,8 +59,10 @@ const keyedQueries = new QueryTemplates<unknown>();
 
 /**
  * `select r.* from unnest(<an array per key column>) as k cross join lateral (<the row of the
- * key>) as r`: a LATERAL subquery runs once per key, so its one plan is a probe of the key's
- * index, whatever the statistics say. `slots` are the key columns' arrays.
+ * key>) as r`: a LATERAL subquery runs once per key, so its plan is a probe of one index. It
+ * is planned each time (PLAN_EACH_TIME): planned on an empty table, any index that begins with
+ * the tenant looked as good as the key's, and a plan kept from then read the tenant's rows for
+ * every key. `slots` are the key columns' arrays.
  */
 function probeEachKey(table: keyof Schema, keyColumns: readonly string[], slots: Slots, selected: RawBuilder<unknown>, lock: boolean) {
   const probe = sql.join(
@@ -89,7 +91,7 @@ export function rowsByKeysQueries<R>(db: Kysely<Schema>, lookup: ByKeys<R>, keys
     return [
       keyedQueries.fill(db, shape, arrays, (s) => {
         const query = probeEachKey(table, keyColumns, s, selected, forUpdate);
-        return { compile: () => query.compile(db) };
+        return plannedEachTime({ compile: () => query.compile(db) });
       }),
     ];
   }
@@ -129,7 +131,7 @@ export function deleteByKeysQueries(
       keyedQueries.fill(db, `delete-by-keys:${table}:${keyColumns.join(",")}`, arrays, (s) => {
         const found = probeEachKey(table, keyColumns, s, sql`t.ctid`, false);
         const query = sql`delete from ${sql.table(table)} where ctid = any(array(${found}))`;
-        return { compile: () => query.compile(db) };
+        return plannedEachTime({ compile: () => query.compile(db) });
       }),
     ];
   }

@@ -6,7 +6,7 @@ import { sql, type CompiledQuery, type Kysely, type Transaction } from "kysely";
 import type { Collection } from "../collections/define.js";
 import { newRowValues, type RecordChange, type StoredContent } from "../collections/record.js";
 import { engineOf } from "../storage/engine.js";
-import { insertMany, QueryTemplates } from "../storage/query-template.js";
+import { insertMany, plannedEachTime, QueryTemplates } from "../storage/query-template.js";
 import { rowsByKeys, type ByKeys } from "../storage/row-values.js";
 import { RECORD_COLUMNS, type Schema } from "../storage/schema.js";
 
@@ -37,8 +37,10 @@ export function latestCreatedAtQuery(db: Kysely<Schema>, collection: Collection,
       if (late !== undefined) q = q.where("late_event_at", late ? "is not" : "is", null);
       return q.orderBy("created_at", "desc").limit(sql.lit(1));
     };
-    if (collection.kind !== "transaction") return db.selectNoFrom([newest(undefined).as("latest"), sql<null>`null`.as("late")]);
-    return db.selectNoFrom([newest(false).as("latest"), newest(true).as("late")]);
+    // Planned each time, as the batch's look-up is (storage/row-values.ts).
+    if (collection.kind !== "transaction")
+      return plannedEachTime(db.selectNoFrom([newest(undefined).as("latest"), sql<null>`null`.as("late")]));
+    return plannedEachTime(db.selectNoFrom([newest(false).as("latest"), newest(true).as("late")]));
   });
 }
 
@@ -124,12 +126,16 @@ export async function writeBatchIn(
   );
   for (const content of outcome.updated) {
     const { id, ...columns } = content;
-    await trx
-      .updateTable(table)
-      .set({ ...columns, updated_at: now })
-      .where("tenant_id", "=", tenantId)
-      .where("id", "=", id)
-      .execute();
+    // Planned each time too: a plan kept from an empty table may pick an index of the tenant's rows.
+    await trx.executeQuery(
+      plannedEachTime(
+        trx
+          .updateTable(table)
+          .set({ ...columns, updated_at: now })
+          .where("tenant_id", "=", tenantId)
+          .where("id", "=", id),
+      ),
+    );
   }
   outcome.at = now;
   outcome.changes = [
