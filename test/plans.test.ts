@@ -91,6 +91,8 @@ interface Explainer {
   title: string;
   /** The plan of a compiled page query, one line per node. */
   explain(storage: Storage, compiled: CompiledQuery): Promise<string[]>;
+  /** Whether running the query compiles it to machine code first. */
+  compiles(storage: Storage, compiled: CompiledQuery): Promise<boolean>;
   /** A plan line that reads a whole table. */
   tableScan(collection: Collection): RegExp;
   indexUse: RegExp;
@@ -100,6 +102,19 @@ interface Explainer {
   fromCursor: RegExp;
 }
 
+/** EXPLAIN with `options` of the query as cribline's connections run it: a prepared statement's generic plan. */
+async function explainPrepared<R>(storage: Storage, compiled: CompiledQuery, options: string): Promise<R[]> {
+  return storage.db.connection().execute(async (conn) => {
+    await sql.raw(`prepare page_plan as ${compiled.sql}`).execute(conn);
+    try {
+      const values = compiled.parameters.map((v) => (typeof v === "number" ? String(v) : `'${String(v).replaceAll("'", "''")}'`));
+      return (await sql.raw<R>(`explain (${options}) execute page_plan(${values.join(", ")})`).execute(conn)).rows;
+    } finally {
+      await sql.raw("deallocate page_plan").execute(conn);
+    }
+  });
+}
+
 const EXPLAINERS: Record<typeof ENGINE, Explainer> = {
   sqlite: {
     title: "SQLite",
@@ -107,6 +122,7 @@ const EXPLAINERS: Record<typeof ENGINE, Explainer> = {
       const rows = await storage.db.executeQuery<{ detail: string }>({ ...compiled, sql: `explain query plan ${compiled.sql}` });
       return rows.rows.map((r) => r.detail);
     },
+    compiles: async () => false,
     // A table must never be scanned (a scan of a subquery would read an arm's own page), nor
     // a tenant's whole index walked (a search constrained by the tenant alone).
     tableScan: (collection) => new RegExp(`SCAN ${collection.table}\\b|\\(tenant_id=\\?\\)( \\||$)`),
@@ -119,16 +135,13 @@ const EXPLAINERS: Record<typeof ENGINE, Explainer> = {
     // The generic plan, which cribline's connections always use (plan_cache_mode): EXPLAIN of
     // the query itself would plan it for the values given.
     async explain(storage, compiled) {
-      return storage.db.connection().execute(async (conn) => {
-        await sql.raw(`prepare page_plan as ${compiled.sql}`).execute(conn);
-        try {
-          const values = compiled.parameters.map((v) => (typeof v === "number" ? String(v) : `'${String(v).replaceAll("'", "''")}'`));
-          const plan = await sql.raw<{ "QUERY PLAN": string }>(`explain (costs off) execute page_plan(${values.join(", ")})`).execute(conn);
-          return plan.rows.map((r) => r["QUERY PLAN"]);
-        } finally {
-          await sql.raw("deallocate page_plan").execute(conn);
-        }
-      });
+      const plan = await explainPrepared<{ "QUERY PLAN": string }>(storage, compiled, "costs off");
+      return plan.map((r) => r["QUERY PLAN"]);
+    },
+    // Plain EXPLAIN does not say whether the plan would be compiled: run it.
+    async compiles(storage, compiled) {
+      const [row] = await explainPrepared<{ "QUERY PLAN": [{ JIT?: unknown }] }>(storage, compiled, "analyze, format json");
+      return row?.["QUERY PLAN"][0].JIT !== undefined;
     },
     // A walk of an index over a tenant's whole range reads everything; so does a bitmap scan,
     // which also loses the index order.
@@ -158,6 +171,8 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
     const explainChecked = async (collection: Collection, compiled: CompiledQuery, title: string, firstOnly = false, sorts = 0) => {
       const details = await explainer.explain(storage, compiled);
       expect(details.join(" | "), title).toMatch(explainer.indexUse);
+      // Compiling a page's plan to machine code (PostgreSQL's JIT) costs hundreds of milliseconds.
+      expect(await explainer.compiles(storage, compiled), `${title} is JIT-compiled`).toBe(false);
       // A probe for the first entry of the tenant's range, in index order, reads one entry.
       if (firstOnly) expect(details.join(" | "), title).not.toMatch(/SCAN (?!CONSTANT ROW)\w+|Seq Scan/);
       else if (sorts !== Infinity) expect(details.join(" | "), title).not.toMatch(explainer.tableScan(collection));

@@ -86,8 +86,10 @@ export function openPostgresStorage(options: PostgresOptions): Storage {
     // execution time (docs/measurements.md). And no sort where an index gives the order: every
     // query of cribline has an index in its order, but a table without statistics (new, or
     // autovacuum off or behind) looks small enough to read whole and sort, which a page of a
-    // large table then does on every request. A sort that no index can spare stays.
-    options: "-c plan_cache_mode=force_generic_plan -c enable_sort=off",
+    // large table then does on every request. A sort that no index can spare stays. Which
+    // makes such a plan's cost huge, and JIT compilation (for long analytic queries, never
+    // cribline's) would then cost a page hundreds of milliseconds: off.
+    options: "-c plan_cache_mode=force_generic_plan -c enable_sort=off -c jit=off",
   });
   // Without a listener, an idle connection dropped by the server would crash the process.
   const onError = (err: Error) => options.onIdleError?.(err);
