@@ -18,6 +18,8 @@ import { RouteBook } from "./platform/route-book.js";
 import type { Storage } from "./storage/storage.js";
 import { registerSyncRoutes } from "./sync/sync.routes.js";
 import { installAuth } from "./tenants/auth.hooks.js";
+import { registerKeyRoutes } from "./tenants/key.routes.js";
+import { KeyUsage } from "./tenants/key-usage.js";
 import { registerWebhookRoutes } from "./webhooks/admin/webhook.routes.js";
 import type { Ingestion } from "./webhooks/delivery/ingestion.js";
 
@@ -31,6 +33,8 @@ export interface AppDeps {
   deliveriesQueued?: () => void;
   /** Counts the sync requests under way, which this process's delivery loop gives way to. */
   ingestion?: Ingestion;
+  /** How often keys' last use is written (tenants/key-usage.ts); tests shorten it. */
+  keyUsageFlushMs?: number;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -89,11 +93,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { db } = storage;
   const clock = deps.clock ?? Date.now;
   installAuth(app, db);
+  const keyUsage = new KeyUsage(
+    db,
+    (error) => app.log.warn({ err: error }, "could not record when API keys were last used"),
+    deps.keyUsageFlushMs,
+  );
+  app.addHook("onResponse", async (request, reply) => {
+    const keyHash = request.principal?.keyHash ?? request.keyHash;
+    if (keyHash !== null && reply.statusCode < 400) keyUsage.used(keyHash, Date.now());
+  });
+  app.addHook("onClose", async () => keyUsage.flush());
   await registerDocs(app);
   registerHealthRoutes(app, storage);
   registerListRoutes(app, { db, cursors });
   registerSyncRoutes(app, { db, clock, deliveriesQueued: deps.deliveriesQueued, ingestion: deps.ingestion });
   registerWebhookRoutes(app, { db, cursors, clock, allowPrivate: config.webhooksAllowPrivate });
+  registerKeyRoutes(app, { db, cursors, clock });
   routes.refuseOtherMethods(app);
   return app;
 }

@@ -131,6 +131,35 @@ const ENDPOINTS: Endpoint[] = [
       expect(reply.body).toEqual({ replayed: 1 });
     },
   },
+  {
+    label: "POST /v1/api-keys",
+    scope: "admin",
+    call: (headers) => request(server(), "POST", "/v1/api-keys", { headers, body: { name: "made in a test", scopes: ["read"] } }),
+    ok: (reply) => {
+      expect(reply.status).toBe(201);
+      expect(reply.body.key).toMatch(/^crib_/);
+    },
+  },
+  {
+    label: "GET /v1/api-keys",
+    scope: "admin",
+    call: (headers) => request(server(), "GET", "/v1/api-keys", { headers }),
+    ok: (reply) =>
+      expect(reply.body).toEqual({ data: expect.arrayContaining([expect.objectContaining({ id: expect.any(String) })]), cursor: null }),
+  },
+  ...(["", "/revoke"] as const).map(
+    (suffix): Endpoint => ({
+      label: `${suffix === "" ? "GET" : "POST"} /v1/api-keys/{id}${suffix}`,
+      scope: "admin",
+      // A read key of the tenant, made for the call: revoking it leaves the tenant's own keys alone.
+      call: async (headers, tenant) =>
+        request(server(), suffix === "" ? "GET" : "POST", `/v1/api-keys/${(await keyWith(tenant, ["read"])).keyId}${suffix}`, { headers }),
+      ok: (reply) => {
+        expect(reply.status).toBe(200);
+        expect(reply.body.id).toMatch(/^crib_/);
+      },
+    }),
+  ),
 ];
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });

@@ -5,6 +5,7 @@ import { buildApp } from "../app.js";
 import { loadConfig, type Config } from "../platform/config.js";
 import { CursorCodec } from "../platform/cursor.js";
 import { hashKey, isKeyId, isWellFormedKey, parseScopes, KEY_PREFIX } from "../platform/keys.js";
+import { formatTime, parseRfc3339 } from "../platform/time.js";
 import { openStorage, type Storage } from "../storage/database.js";
 import { ensureSchema, migrateToLatest } from "../storage/migrate.js";
 import { seedDemo } from "../demo/demo.service.js";
@@ -34,6 +35,23 @@ async function withStorage<T>(config: Config, work: (storage: Storage) => Promis
 function wholeNumber(raw: string): number {
   if (!/^[1-9]\d{0,3}$/.test(raw)) throw new InvalidArgumentError("must be a whole number from 1 to 9999");
   return Number(raw);
+}
+
+function keyName(raw: string): string {
+  if (raw.length < 1 || raw.length > 100) throw new InvalidArgumentError("must be 1 to 100 characters");
+  return raw;
+}
+
+/** `--expires`: an RFC 3339 date-time, or a number of days from now (`90d`), as milliseconds since the epoch. */
+function expiry(raw: string): number {
+  const days = /^([1-9]\d{0,4})d$/.exec(raw);
+  if (days !== null) return Date.now() + Number(days[1]) * 86_400_000;
+  const time = parseRfc3339(raw);
+  if (time === undefined)
+    throw new InvalidArgumentError(
+      "must be an RFC 3339 date-time with time and zone, such as 2027-01-01T00:00:00Z, or a number of days, such as 90d",
+    );
+  return time.ms;
 }
 
 function positiveNumber(raw: string): number {
@@ -80,11 +98,17 @@ export function buildCli(config: () => Config): Command {
     .description("issue an API key; the key is printed once, alone on the last line")
     .requiredOption("--tenant <slug>", "tenant the key belongs to")
     .requiredOption("--scopes <list>", "comma-separated scopes: read, sync, admin")
-    .action(async (options: { tenant: string; scopes: string }) => {
+    .option("--name <text>", "what the key is for (1 to 100 characters), shown in lists", keyName)
+    .option(
+      "--expires <when>",
+      "when the key stops working: an RFC 3339 date-time (2027-01-01T00:00:00Z) or a number of days (90d)",
+      expiry,
+    )
+    .action(async (options: { tenant: string; scopes: string; name?: string; expires?: number }) => {
       const scopes = parseScopes(options.scopes);
       if (scopes === undefined) throw new InvalidArgumentError(`--scopes takes read, sync and admin, got "${options.scopes}"`);
       await withStorage(config(), async ({ db }) => {
-        const issued = await issueKey(db, options.tenant, scopes);
+        const issued = await issueKey(db, options.tenant, scopes, { name: options.name, expiresAt: options.expires });
         out(`key ${issued.keyId} for tenant "${options.tenant}" with scopes ${scopes.join(",")}; it is shown only now:`);
         out(issued.key);
       });
@@ -99,8 +123,17 @@ export function buildCli(config: () => Config): Command {
           throw new InvalidArgumentError(`no tenant "${options.tenant}"`);
         }
         for (const k of await listKeys(db, options.tenant)) {
-          const state = k.revokedAt === null ? "active" : `revoked ${new Date(k.revokedAt).toISOString()}`;
-          out(`${k.keyId}\t${k.tenantSlug}\t${k.scopes.join(",")}\t${new Date(k.createdAt).toISOString()}\t${state}`);
+          const state =
+            k.revokedAt !== null
+              ? `revoked ${formatTime(k.revokedAt)}`
+              : k.expiresAt !== null && k.expiresAt <= Date.now()
+                ? `expired ${formatTime(k.expiresAt)}`
+                : "active";
+          const expires = k.expiresAt === null ? "no expiry" : `expires ${formatTime(k.expiresAt)}`;
+          const used = k.lastUsedAt === null ? "never used" : `last used ${formatTime(k.lastUsedAt)}`;
+          out(
+            [k.keyId, k.tenantSlug, k.scopes.join(","), formatTime(k.createdAt), state, JSON.stringify(k.name), expires, used].join("\t"),
+          );
         }
       }),
     );

@@ -75,7 +75,7 @@ function pageValues(
   tiled: boolean,
   late?: LateRange | null,
 ): Record<string, unknown> {
-  const values: Record<string, unknown> = { keyHash };
+  const values: Record<string, unknown> = { keyHash, now: Date.now() };
   for (const [name, prefix] of [
     ["name", query.name],
     ["code", query.code],
@@ -145,9 +145,7 @@ function windowArms<O>(
  */
 function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<ListRow> {
   const table = collection.table as "withdrawals";
-  const rows = unionAll(
-    windowArms(s, () => db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s.keyHash)).select(["id", "name_key"])),
-  );
+  const rows = unionAll(windowArms(s, () => db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s)).select(["id", "name_key"])));
   return db
     .with(
       (cte) => cte("w").materialized(),
@@ -160,7 +158,7 @@ function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, t
       if (s.afterKey !== undefined) page = page.where((e) => e(e.refTuple("w.name_key", "w.id"), ">", e.tuple(s.afterKey, s.afterId)));
       return page.orderBy("w.name_key").orderBy("w.id").limit(sql.lit(take)).as("p");
     })
-    .innerJoin(`${table} as t`, (join) => join.on("t.tenant_id", "=", tenantOfKey(db, s.keyHash)).onRef("t.id", "=", "p.id"))
+    .innerJoin(`${table} as t`, (join) => join.on("t.tenant_id", "=", tenantOfKey(db, s)).onRef("t.id", "=", "p.id"))
     .select(LIST_COLUMNS.map((column) => `t.${column}` as const))
     .orderBy("p.name_key")
     .orderBy("p.id");
@@ -176,11 +174,11 @@ const windowCounts = new QueryTemplates<{ n: number | string }>();
  * bound it may read whole and sort instead.
  */
 export function windowCountQuery(db: Kysely<Schema>, collection: Collection, keyHash: string, query: ListQuery, late?: LateRange | null) {
-  const values = { keyHash, ...windowValues(query, true, late) };
+  const values = { keyHash, now: Date.now(), ...windowValues(query, true, late) };
   const shape = [collection.name, "window-count", ...Object.keys(values)].join(":");
   return windowCounts.fill(db, shape, values, (s) => {
     const table = collection.table as "withdrawals";
-    const arms = windowArms(s, () => db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s.keyHash)).select(sql.lit(1).as("one")));
+    const arms = windowArms(s, () => db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s)).select(sql.lit(1).as("one")));
     const bound = sql.lit(WINDOW_FIRST_BOUND + 1);
     const ordered = sql.join(
       arms.map((arm) => sql`(${arm.orderBy("created_at", "desc").orderBy("id", "desc").limit(bound)})`),
@@ -221,13 +219,13 @@ const lateRanges = new QueryTemplates<{ low: number | string | null; high: numbe
  * none. Two probes of that bucket's index, for windows whose tiling must be narrowed to them.
  */
 export function lateRangeQuery(db: Kysely<Schema>, collection: Collection, keyHash: string) {
-  return lateRanges.fill(db, `${collection.name}:late-range`, { keyHash }, (s) => {
+  return lateRanges.fill(db, `${collection.name}:late-range`, { keyHash, now: Date.now() }, (s) => {
     const bucket = bucketOf(BUCKET_LEVELS_MS.length - 1);
     const probe = (direction: "asc" | "desc") =>
       db
         .selectFrom(collection.table as "withdrawals")
         .select(bucket.as("bucket"))
-        .where("tenant_id", "=", tenantOfKey(db, s.keyHash))
+        .where("tenant_id", "=", tenantOfKey(db, s))
         .where(bucket, "is not", null)
         .orderBy(bucket, direction)
         .limit(sql.lit(1));
@@ -242,19 +240,20 @@ export function lateRangeOf(row: { low: number | string | null; high: number | s
   return { low: Number(row.low) * length - BUCKET_ORIGIN_MS, high: (Number(row.high) + 1) * length - 1 - BUCKET_ORIGIN_MS };
 }
 
-/** The tenant of the API key whose hash is `keyHash`, when the key is not revoked and may read. */
-function tenantOfKey(db: Kysely<Schema>, keyHash: Slots[string]) {
+/** The tenant of the API key whose hash is `s.keyHash`, when the key is not revoked, has not expired by `s.now`, and may read. */
+function tenantOfKey(db: Kysely<Schema>, s: Slots) {
   return db
     .selectFrom("api_keys")
     .select("api_keys.tenant_id")
-    .where("api_keys.hash", "=", keyHash)
+    .where("api_keys.hash", "=", s.keyHash)
     .where("api_keys.revoked_at", "is", null)
+    .where((eb) => eb.or([eb("api_keys.expires_at", "is", null), eb("api_keys.expires_at", ">", s.now)]))
     .where(sql<string>`',' || api_keys.scopes || ','`, "like", sql.lit("%,read,%"));
 }
 
 /** Every filter but the time window, and (when asked) the keyset condition. */
 function filtered(db: Kysely<Schema>, collection: Collection, order: ListOrder, s: Slots, withCursor: boolean): FilteredQuery {
-  let q = db.selectFrom(collection.table as "withdrawals").where("tenant_id", "=", tenantOfKey(db, s.keyHash));
+  let q = db.selectFrom(collection.table as "withdrawals").where("tenant_id", "=", tenantOfKey(db, s));
   // A cursor in name (or code) order lies within the prefix's range, so it can be the range's
   // start; an engine that takes one lower bound per column must be given it alone.
   const cursorStarts = withCursor && s.afterKey !== undefined && !engineOf(db).combinesRangeBounds;

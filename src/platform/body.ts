@@ -4,7 +4,7 @@
  * left out takes its schema's `default`. The first field at fault, in the schema's order, is a
  * 400 with the error code its rule names and words that say what to send instead.
  */
-import type { Static, TObject, TSchema } from "@sinclair/typebox";
+import { Type, type Static, type TObject, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler, ValueErrorType, type TypeCheck } from "@sinclair/typebox/compiler";
 import { ApiError, type ErrorCode } from "./errors.js";
 
@@ -17,6 +17,9 @@ export interface FieldRule {
   /** What a valid value is, for a person: "a list of event types". */
   expects: string;
 }
+
+/** The body of an action that takes none: nothing, or `{}`. */
+export const NoBody = Type.Object({}, { additionalProperties: false });
 
 export type FieldRules<T extends TObject> = { readonly [K in keyof T["properties"]]: FieldRule };
 

@@ -9,6 +9,7 @@ import { messagesByReferenceMigration } from "./migrations/0005-messages-by-refe
 import { sortKeysFoldFinalSigmaMigration } from "./migrations/0006-sort-keys-fold-final-sigma.js";
 import { lateRowsByEventDayMigration } from "./migrations/0007-late-rows-by-event-day.js";
 import { windowBucketsMigration } from "./migrations/0008-window-buckets.js";
+import { keysManagedByTenantsMigration } from "./migrations/0009-keys-managed-by-tenants.js";
 
 function provider(storage: Storage): MigrationProvider {
   return {
@@ -22,6 +23,7 @@ function provider(storage: Storage): MigrationProvider {
         "0006-sort-keys-fold-final-sigma": sortKeysFoldFinalSigmaMigration(),
         "0007-late-rows-by-event-day": lateRowsByEventDayMigration(),
         "0008-window-buckets": windowBucketsMigration(),
+        "0009-keys-managed-by-tenants": keysManagedByTenantsMigration(storage.engine),
       };
     },
   };

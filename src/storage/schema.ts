@@ -2,12 +2,15 @@
  * Table types for Kysely. Every time is integer milliseconds since the epoch, on both
  * engines, so a cursor carries the stored value exactly.
  */
-import type { Generated } from "kysely";
+import type { ColumnType, Generated } from "kysely";
 
 export interface TenantTable {
   id: Generated<number>;
   slug: string;
   created_at: number;
+  /** Requests a minute that each key of the tenant may make, reads and syncs apart; null: the defaults. */
+  read_limit: number | null;
+  sync_limit: number | null;
 }
 
 export interface ApiKeyTable {
@@ -18,6 +21,11 @@ export interface ApiKeyTable {
   scopes: string;
   created_at: number;
   revoked_at: number | null;
+  /** What the key is for ("" for keys made before keys had names). */
+  name: ColumnType<string, string | undefined, string>;
+  expires_at: number | null;
+  /** When it last authenticated a request, written about once a minute (tenants/key-usage.ts). */
+  last_used_at: number | null;
 }
 
 export interface SettingTable {

@@ -10,12 +10,15 @@ import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from "fast
 import type { Kysely } from "kysely";
 import { ApiError } from "../platform/errors.js";
 import { hashKey, isWellFormedKey, type Scope } from "../platform/keys.js";
+import { formatTime } from "../platform/time.js";
 import type { Schema } from "../storage/schema.js";
 import { findKeyByHash } from "./tenant.repository.js";
 
 export interface Principal {
   tenantId: number;
   keyId: string;
+  /** The key's hash, by which its use is recorded (key-usage.ts). */
+  keyHash: string;
 }
 
 declare module "fastify" {
@@ -48,12 +51,16 @@ function presentedKeyHash(request: FastifyRequest): string {
 
 /** Resolves the request's key to its tenant, or throws 401 / 403. */
 export async function authenticate(db: Kysely<Schema>, request: FastifyRequest, scope: Scope): Promise<Principal> {
-  const found = await findKeyByHash(db, request.keyHash ?? presentedKeyHash(request));
+  const keyHash = request.keyHash ?? presentedKeyHash(request);
+  const found = await findKeyByHash(db, keyHash);
   if (found === undefined || found.revokedAt !== null) throw unauthorized("the API key is unknown or revoked", true);
+  if (found.expiresAt !== null && found.expiresAt <= Date.now()) {
+    throw unauthorized(`the API key expired at ${formatTime(found.expiresAt)}`, true);
+  }
   if (!found.scopes.includes(scope)) {
     throw new ApiError("forbidden", `this API key lacks the "${scope}" scope that this endpoint needs`);
   }
-  return { tenantId: found.tenantId, keyId: found.keyId };
+  return { tenantId: found.tenantId, keyId: found.keyId, keyHash };
 }
 
 /**

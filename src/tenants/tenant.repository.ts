@@ -1,5 +1,6 @@
 /** Tenants and API keys in storage. */
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
+import type { CursorPosition } from "../platform/cursor.js";
 import { QueryTemplates } from "../storage/query-template.js";
 import type { Schema } from "../storage/schema.js";
 
@@ -10,6 +11,12 @@ export interface KeyRow {
   scopes: string[];
   createdAt: number;
   revokedAt: number | null;
+  name: string;
+  expiresAt: number | null;
+  lastUsedAt: number | null;
+  /** The tenant's own rate limits (requests a minute per key); null: the defaults. */
+  readLimit: number | null;
+  syncLimit: number | null;
 }
 
 export async function insertTenant(db: Kysely<Schema>, slug: string, now: number): Promise<number> {
@@ -31,11 +38,19 @@ export async function countTenants(db: Kysely<Schema>): Promise<number> {
 
 export async function insertKey(
   db: Kysely<Schema>,
-  key: { keyId: string; tenantId: number; hash: string; scopes: string[]; now: number },
+  key: { keyId: string; tenantId: number; hash: string; scopes: string[]; now: number; name: string; expiresAt: number | null },
 ): Promise<void> {
   await db
     .insertInto("api_keys")
-    .values({ key_id: key.keyId, tenant_id: key.tenantId, hash: key.hash, scopes: key.scopes.join(","), created_at: key.now })
+    .values({
+      key_id: key.keyId,
+      tenant_id: key.tenantId,
+      hash: key.hash,
+      scopes: key.scopes.join(","),
+      created_at: key.now,
+      name: key.name,
+      expires_at: key.expiresAt,
+    })
     .execute();
 }
 
@@ -46,7 +61,14 @@ const keyColumns = [
   "api_keys.scopes",
   "api_keys.created_at",
   "api_keys.revoked_at",
+  "api_keys.name",
+  "api_keys.expires_at",
+  "api_keys.last_used_at",
+  "tenants.read_limit",
+  "tenants.sync_limit",
 ] as const;
+
+const msOrNull = (value: number | null) => (value === null ? null : Number(value));
 
 function toKeyRow(row: {
   key_id: string;
@@ -55,6 +77,11 @@ function toKeyRow(row: {
   scopes: string;
   created_at: number;
   revoked_at: number | null;
+  name: string;
+  expires_at: number | null;
+  last_used_at: number | null;
+  read_limit: number | null;
+  sync_limit: number | null;
 }): KeyRow {
   return {
     keyId: row.key_id,
@@ -62,7 +89,12 @@ function toKeyRow(row: {
     tenantSlug: row.slug,
     scopes: row.scopes.split(","),
     createdAt: Number(row.created_at),
-    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+    revokedAt: msOrNull(row.revoked_at),
+    name: row.name,
+    expiresAt: msOrNull(row.expires_at),
+    lastUsedAt: msOrNull(row.last_used_at),
+    readLimit: msOrNull(row.read_limit),
+    syncLimit: msOrNull(row.sync_limit),
   };
 }
 
@@ -95,6 +127,74 @@ export async function revokeKey(db: Kysely<Schema>, keyId: string, now: number):
     .set({ revoked_at: now })
     .where("key_id", "=", keyId)
     .where("revoked_at", "is", null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** A key of the tenant by its id; another tenant's is not found. */
+export async function findTenantKey(db: Kysely<Schema>, tenantId: number, keyId: string): Promise<KeyRow | undefined> {
+  const row = await db
+    .selectFrom("api_keys")
+    .innerJoin("tenants", "tenants.id", "api_keys.tenant_id")
+    .select(keyColumns)
+    .where("api_keys.tenant_id", "=", tenantId)
+    .where("api_keys.key_id", "=", keyId)
+    .executeTakeFirst();
+  return row === undefined ? undefined : toKeyRow(row);
+}
+
+/** Up to `take` of the tenant's keys after `after`, newest first. */
+export async function tenantKeyPage(
+  db: Kysely<Schema>,
+  tenantId: number,
+  after: CursorPosition | undefined,
+  take: number,
+): Promise<KeyRow[]> {
+  let query = db
+    .selectFrom("api_keys")
+    .innerJoin("tenants", "tenants.id", "api_keys.tenant_id")
+    .select(keyColumns)
+    .where("api_keys.tenant_id", "=", tenantId);
+  if (after !== undefined) {
+    query = query.where((eb) => eb(eb.refTuple("api_keys.created_at", "api_keys.key_id"), "<", eb.tuple(Number(after.key), after.id)));
+  }
+  const rows = await query.orderBy("api_keys.created_at", "desc").orderBy("api_keys.key_id", "desc").limit(sql.lit(take)).execute();
+  return rows.map(toKeyRow);
+}
+
+/** Marks the tenant's key revoked, when it was not already. */
+export async function revokeTenantKey(db: Kysely<Schema>, tenantId: number, keyId: string, now: number): Promise<void> {
+  await db
+    .updateTable("api_keys")
+    .set({ revoked_at: now })
+    .where("tenant_id", "=", tenantId)
+    .where("key_id", "=", keyId)
+    .where("revoked_at", "is", null)
+    .execute();
+}
+
+/** Records when keys were last used, by hash: never moving a key's time back. */
+export async function recordKeyUse(db: Kysely<Schema>, uses: ReadonlyMap<string, number>): Promise<void> {
+  for (const [hash, at] of uses) {
+    await db
+      .updateTable("api_keys")
+      .set({ last_used_at: at })
+      .where("hash", "=", hash)
+      .where((eb) => eb.or([eb("last_used_at", "is", null), eb("last_used_at", "<", at)]))
+      .execute();
+  }
+}
+
+/** Sets a tenant's own rate limits (null: back to the defaults); false when there is no such tenant. */
+export async function setTenantLimits(
+  db: Kysely<Schema>,
+  slug: string,
+  limits: { read: number | null; sync: number | null },
+): Promise<boolean> {
+  const result = await db
+    .updateTable("tenants")
+    .set({ read_limit: limits.read, sync_limit: limits.sync })
+    .where("slug", "=", slug)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }

@@ -25,11 +25,19 @@ export interface IssuedKey {
   scopes: Scope[];
 }
 
-export async function issueKey(db: Kysely<Schema>, slug: string, scopes: Scope[]): Promise<IssuedKey> {
+/** What a key may be given besides its scopes: a name, and when it stops working. */
+export interface KeyOptions {
+  name?: string;
+  expiresAt?: number | null;
+}
+
+export async function issueKey(db: Kysely<Schema>, slug: string, scopes: Scope[], options: KeyOptions = {}): Promise<IssuedKey> {
   const tenant = await findTenantBySlug(db, slug);
   if (tenant === undefined) throw new TenantError(`no tenant "${slug}"`);
   if (scopes.length === 0) throw new TenantError("a key needs at least one scope");
+  const now = Date.now();
+  if (options.expiresAt != null && options.expiresAt <= now) throw new TenantError("a key's expiry must be in the future");
   const { key, keyId, hash } = generateKey();
-  await insertKey(db, { keyId, tenantId: tenant.id, hash, scopes, now: Date.now() });
+  await insertKey(db, { keyId, tenantId: tenant.id, hash, scopes, now, name: options.name ?? "", expiresAt: options.expiresAt ?? null });
   return { key, keyId, tenantId: tenant.id, scopes };
 }

@@ -35,7 +35,7 @@ export interface TestTenant {
 }
 
 /** Starts one server for the calling test file and stops it after the file; `env` adds settings. */
-export function useServer(env: Record<string, string> = {}): () => TestServer {
+export function useServer(env: Record<string, string> = {}, options: { keyUsageFlushMs?: number } = {}): () => TestServer {
   let server: TestServer | undefined;
   let close: (() => Promise<void>) | undefined;
   beforeAll(async () => {
@@ -57,6 +57,7 @@ export function useServer(env: Record<string, string> = {}): () => TestServer {
       cursors: new CursorCodec(config.cursorSecret!),
       clock: () => clock.now ?? Date.now(),
       ingestion,
+      keyUsageFlushMs: options.keyUsageFlushMs,
     });
     const url = await app.listen({ port: 0, host: "127.0.0.1" });
     server = { app, url, storage, config, clock, ingestion };

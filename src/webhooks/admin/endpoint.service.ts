@@ -1,7 +1,7 @@
 /** Webhook endpoints as an admin manages them: a tenant's own, by id, or a 404. */
 import type { Static } from "@sinclair/typebox";
 import type { Kysely } from "kysely";
-import { readBody } from "../../platform/body.js";
+import { NoBody, readBody } from "../../platform/body.js";
 import type { CursorCodec } from "../../platform/cursor.js";
 import { ApiError } from "../../platform/errors.js";
 import { readPage, type Page } from "../../platform/pager.js";
@@ -17,7 +17,7 @@ import {
   type EndpointRow,
 } from "../endpoint.repository.js";
 import { checkEndpointUrl } from "./endpoint-url.js";
-import { ENDPOINT_RULES, EndpointBody, NoBody, ROTATION_RULES, RotationBody } from "./webhook.schema.js";
+import { ENDPOINT_RULES, EndpointBody, ROTATION_RULES, RotationBody } from "./webhook.schema.js";
 
 export function notFound(id: string): ApiError {
   return new ApiError("not_found", `no webhook endpoint with id ${JSON.stringify(id.slice(0, 100))}`);

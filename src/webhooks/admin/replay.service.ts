@@ -1,12 +1,12 @@
 /** Replays, to an endpoint that must be enabled for them to be sent. */
 import type { Kysely } from "kysely";
-import { readBody } from "../../platform/body.js";
+import { NoBody, readBody } from "../../platform/body.js";
 import { ApiError } from "../../platform/errors.js";
 import { compareTimes, parseRfc3339 } from "../../platform/time.js";
 import type { Schema } from "../../storage/schema.js";
 import { getEndpoint, noDelivery } from "./endpoint.service.js";
 import { replayDelivery, replayFailed } from "./replay.repository.js";
-import { NoBody, REPLAY_RULES, ReplayBody } from "./webhook.schema.js";
+import { REPLAY_RULES, ReplayBody } from "./webhook.schema.js";
 
 async function enabledEndpoint(db: Kysely<Schema>, tenantId: number, id: string): Promise<void> {
   const endpoint = await getEndpoint(db, tenantId, id);

@@ -3,20 +3,13 @@
  * routes both check (platform/body.ts) and document, and the answers, which the OpenAPI
  * document shows and the serializer writes.
  */
-import { FormatRegistry, Kind, Type, TypeRegistry, type TSchema, type TUnsafe } from "@sinclair/typebox";
-import { DateTime } from "../../collections/fields.js";
+import { FormatRegistry, Type, type TSchema } from "@sinclair/typebox";
+import { DateTime, StringEnum } from "../../collections/fields.js";
 import type { FieldRules } from "../../platform/body.js";
 import { EVENT_TYPES } from "../events.js";
 
 // An absolute URL; which ones a webhook may use is checked after (endpoint-url.ts).
 FormatRegistry.Set("uri", (value) => URL.canParse(value));
-// TypeBox's own String schema documents `enum` but does not check it.
-TypeRegistry.Set<{ enum: readonly string[] }>("StringEnum", (schema, value) => typeof value === "string" && schema.enum.includes(value));
-
-/** A string that is one of `values`, checked and documented as `enum`. */
-const StringEnum = (values: readonly string[]): TUnsafe<string> =>
-  Type.Unsafe<string>({ [Kind]: "StringEnum", enum: [...values], type: "string" });
-
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 const endpointFields = {
@@ -121,6 +114,3 @@ const TIME_RULE = {
   expects: "an RFC 3339 date-time with time and zone, such as 2026-11-22T10:15:30Z",
 } as const;
 export const REPLAY_RULES: FieldRules<typeof ReplayBody> = { since: TIME_RULE, until: TIME_RULE };
-
-/** The body of an action that takes none: nothing, or `{}`. */
-export const NoBody = Type.Object({}, { additionalProperties: false });
