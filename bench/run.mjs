@@ -208,6 +208,11 @@ function serverEnv(databaseUrl, cursorSecret, tenant = BENCH_TENANT) {
     HOST: "127.0.0.1",
     // The webhook receivers are on loopback, which cribline refuses by default.
     CRIBLINE_WEBHOOKS_ALLOW_PRIVATE: "true",
+    // Rate limits on, as they ship, but high enough that the load never meets them: the bench
+    // measures their cost, not their effect (a 429 would count as an error).
+    CRIBLINE_RATE_LIMIT_READ: "1000000000",
+    CRIBLINE_RATE_LIMIT_SYNC: "1000000000",
+    CRIBLINE_RATE_LIMIT_ANONYMOUS: "1000000000",
     BENCH_TENANT: tenant,
   };
 }

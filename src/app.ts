@@ -17,7 +17,9 @@ import { Problem } from "./platform/problem.js";
 import { RouteBook } from "./platform/route-book.js";
 import type { Storage } from "./storage/storage.js";
 import { registerSyncRoutes } from "./sync/sync.routes.js";
+import { openRateStore, type RateStore } from "./platform/rate-limit.js";
 import { installAuth } from "./tenants/auth.hooks.js";
+import { installRateLimits } from "./tenants/rate-limit.hooks.js";
 import { registerKeyRoutes } from "./tenants/key.routes.js";
 import { KeyUsage } from "./tenants/key-usage.js";
 import { registerWebhookRoutes } from "./webhooks/admin/webhook.routes.js";
@@ -35,6 +37,8 @@ export interface AppDeps {
   ingestion?: Ingestion;
   /** How often keys' last use is written (tenants/key-usage.ts); tests shorten it. */
   keyUsageFlushMs?: number;
+  /** Where requests are counted against rate limits; by default the store the configuration names (platform/rate-limit.ts), closed with the app. */
+  rateStore?: RateStore;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -92,6 +96,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { storage, cursors, config } = deps;
   const { db } = storage;
   const clock = deps.clock ?? Date.now;
+  const rateStore =
+    deps.rateStore ??
+    (await openRateStore(config.rateLimits, {
+      warn: (message) => app.log.warn(message),
+      info: (message) => app.log.info(message),
+    }));
+  // Before the key checks (installAuth): a request is counted before any database work.
+  installRateLimits(app, db, rateStore, config.rateLimits);
   installAuth(app, db);
   const keyUsage = new KeyUsage(
     db,

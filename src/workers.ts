@@ -7,6 +7,7 @@
  */
 import cluster, { type Worker } from "node:cluster";
 import { availableParallelism } from "node:os";
+import { RateLimiterClusterMaster } from "rate-limiter-flexible";
 import { ConfigError, type Config } from "./platform/config.js";
 import { prepareDatabase } from "./runtime.js";
 import { announceDemo, serveForever } from "./server.js";
@@ -65,6 +66,8 @@ export async function serve(config: Config, requested: number | undefined): Prom
   }
   const workers = workerCount(config, requested);
   if (workers === 1) return serveForever(config);
+  // Without a shared store, the workers count requests against rate limits here, together.
+  if (config.rateLimits.redisUrl === undefined) new RateLimiterClusterMaster();
   // The primary readies the database once; the workers then start on it as it is.
   const demo = await prepareDatabase(config);
   if (demo !== undefined) announceDemo(demo, `http://localhost:${config.port}`, console.log);

@@ -17,6 +17,46 @@ reconcile a period that webhooks may have missed. Unknown, repeated or empty par
 Every error is \`application/problem+json\` with a stable \`code\`. Every response carries an
 \`x-request-id\` header.`;
 
+const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+
+/** The rate-limit fields every answer carries, and the 429 every operation may answer (README: "Rate limits"). */
+const RATE_LIMIT_HEADERS = {
+  "RateLimit-Policy": {
+    description:
+      'The quota that applies to this request, as the IETF httpapi RateLimit draft writes it: `"read";q=15000;w=10` (the policy: `read`, `sync` or `anonymous`; requests per window; the window in seconds).',
+    schema: { type: "string" },
+  },
+  RateLimit: {
+    description: 'Where the quota stands after this request: `"read";r=14990;t=7` (requests left; seconds until the window ends).',
+    schema: { type: "string" },
+  },
+  "Retry-After": { description: "Seconds to wait before the next request.", schema: { type: "integer", minimum: 1 } },
+};
+
+type Operation = { responses?: Record<string, { headers?: Record<string, unknown> }> };
+
+/** Adds the rate-limit fields to every answer of every operation, and its 429. */
+function withRateLimits(document: Record<string, unknown>): Record<string, unknown> {
+  const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
+  const paths = (document.paths ?? {}) as Record<string, Record<string, Operation>>;
+  for (const item of Object.values(paths)) {
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (operation?.responses === undefined) continue;
+      operation.responses["429"] = {
+        description: "Too many requests: this key's (or, without a valid key, this address's) quota for the window is used up.",
+        headers: { "Retry-After": ref("Retry-After") },
+        content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
+      } as never;
+      for (const response of Object.values(operation.responses)) {
+        response.headers = { ...response.headers, "RateLimit-Policy": ref("RateLimit-Policy"), RateLimit: ref("RateLimit") };
+      }
+    }
+  }
+  const components = (document.components ?? {}) as Record<string, unknown>;
+  return { ...document, components: { ...components, headers: RATE_LIMIT_HEADERS } };
+}
+
 export async function registerDocs(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -36,8 +76,11 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
         { name: "Master data", description: "Employees, cost centers, sectors, products and devices." },
         { name: "Sync", description: "Idempotent, atomic batches from devices and source systems." },
         { name: "Operations", description: "Health checks." },
+        { name: "Webhooks", description: "Endpoints that receive the tenant's events, their attempt log and replays." },
+        { name: "API keys", description: "The tenant's own API keys, for keys with the `admin` scope." },
       ],
     },
+    transformObject: (document) => withRateLimits((document as { openapiObject: Record<string, unknown> }).openapiObject) as never,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: "/docs", uiConfig: { url: OPENAPI_PATH, deepLinking: true } as never });

@@ -2,6 +2,8 @@
  * Settings, parsed once at start from the environment, typed and frozen. Nothing else in
  * cribline reads `process.env`: everything receives a Config.
  */
+import type { RateLimitSettings } from "./rate-limit.js";
+
 export type DatabaseConfig =
   | { readonly engine: "sqlite"; readonly path: string }
   | { readonly engine: "postgres"; readonly url: string; readonly poolSize: number; readonly statementTimeoutMs: number };
@@ -23,7 +25,11 @@ export interface Config {
   readonly webhooksAllowPrivate: boolean;
   /** Days the webhook log (attempts, ended deliveries, their messages) is kept; 0 keeps it for ever. */
   readonly webhookRetentionDays: number;
+  readonly rateLimits: RateLimitSettings;
 }
+
+/** Requests per window that keep one runaway client from taking the deployment (README, "Rate limits"). */
+export const RATE_LIMIT_DEFAULTS = { read: 15_000, sync: 1_000, anonymous: 5_000, windowSeconds: 10 } as const;
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -77,6 +83,25 @@ export function parseDatabaseUrl(raw: string | undefined, env: NodeJS.ProcessEnv
   throw new ConfigError(`DATABASE_URL must start with sqlite: or postgres://, got "${raw.split(":")[0]}:..."`);
 }
 
+function rateLimitSettings(env: NodeJS.ProcessEnv): RateLimitSettings {
+  const raw = env.CRIBLINE_REDIS_URL;
+  let redisUrl: string | undefined;
+  if (raw !== undefined && raw !== "") {
+    if (!/^rediss?:\/\//.test(raw) || !URL.canParse(raw)) {
+      throw new ConfigError(`CRIBLINE_REDIS_URL must be a redis:// or rediss:// URL, got "${raw.split(":")[0]}:..."`);
+    }
+    redisUrl = raw;
+  }
+  const d = RATE_LIMIT_DEFAULTS;
+  return Object.freeze({
+    read: integer(env, "CRIBLINE_RATE_LIMIT_READ", d.read, 1, 1_000_000_000),
+    sync: integer(env, "CRIBLINE_RATE_LIMIT_SYNC", d.sync, 1, 1_000_000_000),
+    anonymous: integer(env, "CRIBLINE_RATE_LIMIT_ANONYMOUS", d.anonymous, 1, 1_000_000_000),
+    windowSeconds: integer(env, "CRIBLINE_RATE_LIMIT_WINDOW_SECONDS", d.windowSeconds, 1, 3600),
+    redisUrl,
+  });
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
   // Empty counts as unset, as for every other setting.
   const logLevel = (env.LOG_LEVEL === undefined || env.LOG_LEVEL === "" ? "info" : env.LOG_LEVEL) as LogLevel;
@@ -99,5 +124,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     syncBodyLimit: integer(env, "CRIBLINE_SYNC_BODY_LIMIT", 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     webhooksAllowPrivate: flag(env, "CRIBLINE_WEBHOOKS_ALLOW_PRIVATE", false),
     webhookRetentionDays: retentionDays(env),
+    rateLimits: rateLimitSettings(env),
   });
 }

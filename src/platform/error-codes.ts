@@ -25,6 +25,7 @@ export const ERRORS = {
   conflict: { status: 409, title: "Conflict" },
   payload_too_large: { status: 413, title: "Payload too large" },
   unsupported_media_type: { status: 415, title: "Unsupported media type" },
+  rate_limited: { status: 429, title: "Too many requests" },
   headers_too_large: { status: 431, title: "Request header fields too large" },
   internal_error: { status: 500, title: "Internal server error" },
   service_unavailable: { status: 503, title: "Service unavailable" },

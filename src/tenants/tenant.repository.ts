@@ -185,6 +185,19 @@ export async function recordKeyUse(db: Kysely<Schema>, uses: ReadonlyMap<string,
   }
 }
 
+/** A tenant's own rate limits (null: the defaults). */
+export async function tenantLimits(db: Kysely<Schema>, tenantId: number): Promise<{ read: number | null; sync: number | null }> {
+  const row = await db.selectFrom("tenants").select(["read_limit", "sync_limit"]).where("id", "=", tenantId).executeTakeFirstOrThrow();
+  return { read: row.read_limit, sync: row.sync_limit };
+}
+
+/** Every tenant's own rate limits, or one tenant's, by slug. */
+export async function listTenantLimits(db: Kysely<Schema>, slug?: string) {
+  let q = db.selectFrom("tenants").select(["slug", "read_limit as read", "sync_limit as sync"]);
+  if (slug !== undefined) q = q.where("slug", "=", slug);
+  return q.orderBy("slug").execute();
+}
+
 /** Sets a tenant's own rate limits (null: back to the defaults); false when there is no such tenant. */
 export async function setTenantLimits(
   db: Kysely<Schema>,
