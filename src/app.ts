@@ -18,6 +18,7 @@ import { RouteBook } from "./platform/route-book.js";
 import type { Storage } from "./storage/storage.js";
 import { registerSyncRoutes } from "./sync/sync.routes.js";
 import { openRateStore, type RateStore } from "./platform/rate-limit.js";
+import { installMetrics } from "./metrics/metrics.hooks.js";
 import { installAuth } from "./tenants/auth.hooks.js";
 import { installRateLimits } from "./tenants/rate-limit.hooks.js";
 import { registerKeyRoutes } from "./tenants/key.routes.js";
@@ -41,11 +42,14 @@ export interface AppDeps {
   rateStore?: RateStore;
 }
 
+const PRETTY_LOGS = { target: "pino-pretty", options: { translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname", singleLine: true } };
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: { level: deps.config.logLevel },
+    // Readable lines for a person at a terminal; JSON, one object a line, for everything else.
+    logger: { level: deps.config.logLevel, ...(process.stdout.isTTY ? { transport: PRETTY_LOGS } : {}) },
     // A caller's request id is kept when it is safe to log; otherwise cribline makes one.
     genReqId: (req) => {
       const given = req.headers["x-request-id"];
@@ -105,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Before the key checks (installAuth): a request is counted before any database work.
   installRateLimits(app, db, rateStore, config.rateLimits);
   installAuth(app, db);
+  if (config.metrics !== undefined) installMetrics(app, storage);
   const keyUsage = new KeyUsage(
     db,
     (error) => app.log.warn({ err: error }, "could not record when API keys were last used"),

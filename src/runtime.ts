@@ -5,9 +5,11 @@
  * (bench/server.mjs) all start here, so what the bench measures is what ships.
  */
 import { randomBytes } from "node:crypto";
+import cluster from "node:cluster";
 import v8 from "node:v8";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.js";
+import { listenMetrics, type MetricsListener } from "./metrics/metrics.server.js";
 import { seedDemoOnFirstStart, type DemoResult } from "./demo/demo.service.js";
 import type { Config } from "./platform/config.js";
 import { CursorCodec } from "./platform/cursor.js";
@@ -123,6 +125,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           (err) => app.log.error({ err }, "pruning the webhook log failed"),
         );
   let closing: Promise<void> | undefined;
+  let metrics: MetricsListener | undefined;
   return {
     config,
     storage,
@@ -130,11 +133,17 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     demo,
     async listen() {
       const url = await app.listen({ port: config.port, host: config.host });
+      // The primary of `serve --workers` serves the metrics of all its workers (workers.ts).
+      if (config.metrics !== undefined && !cluster.isWorker) {
+        metrics = await listenMetrics(config.metrics.host, config.metrics.port);
+        app.log.info({ url: metrics.url }, "metrics listening");
+      }
       deliveries.start();
       retention?.start();
       return url;
     },
     // Requests in flight and attempts in flight finish first; then the database closes.
-    close: () => (closing ??= Promise.all([app.close(), deliveries.stop(), retention?.stop()]).then(() => storage.close())),
+    close: () =>
+      (closing ??= Promise.all([app.close(), deliveries.stop(), retention?.stop(), metrics?.close()]).then(() => storage.close())),
   };
 }

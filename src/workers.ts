@@ -8,6 +8,7 @@
 import cluster, { type Worker } from "node:cluster";
 import { availableParallelism } from "node:os";
 import { RateLimiterClusterMaster } from "rate-limiter-flexible";
+import { clusterGatherer, listenMetrics } from "./metrics/metrics.server.js";
 import { ConfigError, type Config } from "./platform/config.js";
 import { prepareDatabase } from "./runtime.js";
 import { announceDemo, serveForever } from "./server.js";
@@ -68,6 +69,11 @@ export async function serve(config: Config, requested: number | undefined): Prom
   if (workers === 1) return serveForever(config);
   // Without a shared store, the workers count requests against rate limits here, together.
   if (config.rateLimits.redisUrl === undefined) new RateLimiterClusterMaster();
+  // One scrape here gathers every worker's metrics.
+  if (config.metrics !== undefined) {
+    const listener = await listenMetrics(config.metrics.host, config.metrics.port, clusterGatherer());
+    console.log(`cribline metrics of all workers on ${listener.url}`);
+  }
   // The primary readies the database once; the workers then start on it as it is.
   const demo = await prepareDatabase(config);
   if (demo !== undefined) announceDemo(demo, `http://localhost:${config.port}`, console.log);

@@ -6,6 +6,7 @@ import { loadConfig, type Config } from "../platform/config.js";
 import { CursorCodec } from "../platform/cursor.js";
 import { hashKey, isKeyId, isWellFormedKey, parseScopes, KEY_PREFIX } from "../platform/keys.js";
 import { formatTime, parseRfc3339 } from "../platform/time.js";
+import { backupSqlite } from "../storage/backup.js";
 import { openStorage, type Storage } from "../storage/database.js";
 import { ensureSchema, migrateToLatest } from "../storage/migrate.js";
 import { seedDemo } from "../demo/demo.service.js";
@@ -206,6 +207,26 @@ export function buildCli(config: () => Config): Command {
         for (const t of tenants) out(describeLimits(t.slug, t, config()));
       }),
     );
+
+  program
+    .command("backup <file>")
+    .description("copy the embedded SQLite database to a new file while the server runs, check the copy and say what it holds")
+    .action(async (file: string) => {
+      const { database } = config();
+      if (database.engine !== "sqlite") {
+        throw new InvalidArgumentError(
+          "backup copies the embedded SQLite database; on PostgreSQL use pg_dump or a base backup (README: Backups)",
+        );
+      }
+      const summary = backupSqlite(database.path, file);
+      const held = Object.entries(summary.counts)
+        .map(([table, n]) => `${table} ${n.toLocaleString("en")}`)
+        .join(", ");
+      out(
+        `backup of ${database.path} written to ${summary.path}: ${(summary.bytes / 2 ** 20).toFixed(1)} MiB in ${(summary.ms / 1000).toFixed(1)} s, integrity check ok`,
+      );
+      out(`it holds: ${held}`);
+    });
 
   program
     .command("import <collection> <file>")

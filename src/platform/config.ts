@@ -26,6 +26,8 @@ export interface Config {
   /** Days the webhook log (attempts, ended deliveries, their messages) is kept; 0 keeps it for ever. */
   readonly webhookRetentionDays: number;
   readonly rateLimits: RateLimitSettings;
+  /** Where Prometheus metrics are served (a listener of their own); undefined: no metrics. */
+  readonly metrics: { readonly host: string; readonly port: number } | undefined;
 }
 
 /** Requests per window that keep one runaway client from taking the deployment (README, "Rate limits"). */
@@ -83,6 +85,22 @@ export function parseDatabaseUrl(raw: string | undefined, env: NodeJS.ProcessEnv
   throw new ConfigError(`DATABASE_URL must start with sqlite: or postgres://, got "${raw.split(":")[0]}:..."`);
 }
 
+function metricsListener(env: NodeJS.ProcessEnv): Config["metrics"] {
+  const given = env.CRIBLINE_METRICS_PORT;
+  if (given === undefined || given === "") {
+    if (env.CRIBLINE_METRICS_HOST !== undefined && env.CRIBLINE_METRICS_HOST !== "") {
+      throw new ConfigError("CRIBLINE_METRICS_HOST needs CRIBLINE_METRICS_PORT: metrics are served only on a port of their own");
+    }
+    return undefined;
+  }
+  const port = integer(env, "CRIBLINE_METRICS_PORT", 0, 1, 65535);
+  if (port === integer(env, "PORT", 3000, 0, 65535)) {
+    throw new ConfigError(`CRIBLINE_METRICS_PORT must differ from PORT (${port}): metrics are never served with the API`);
+  }
+  const host = env.CRIBLINE_METRICS_HOST === undefined || env.CRIBLINE_METRICS_HOST === "" ? "127.0.0.1" : env.CRIBLINE_METRICS_HOST;
+  return Object.freeze({ host, port });
+}
+
 function rateLimitSettings(env: NodeJS.ProcessEnv): RateLimitSettings {
   const raw = env.CRIBLINE_REDIS_URL;
   let redisUrl: string | undefined;
@@ -125,5 +143,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     webhooksAllowPrivate: flag(env, "CRIBLINE_WEBHOOKS_ALLOW_PRIVATE", false),
     webhookRetentionDays: retentionDays(env),
     rateLimits: rateLimitSettings(env),
+    metrics: metricsListener(env),
   });
 }

@@ -106,6 +106,7 @@ export function openPostgresStorage(options: PostgresOptions): Storage {
       await sql`select 1`.execute(db);
     },
     isUnavailable,
+    poolState: () => ({ inUse: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async close() {
       await db.destroy();
     },

@@ -10,5 +10,7 @@ export interface Storage {
   ping(): Promise<void>;
   /** Whether an error means the database is out of reach for now (retry), not a bug. */
   isUnavailable(error: unknown): boolean;
+  /** The connection pool's state, where there is one (PostgreSQL), for metrics. */
+  poolState?(): { inUse: number; idle: number; waiting: number };
   close(): Promise<void>;
 }

@@ -11,6 +11,7 @@ import type { Schema } from "../storage/schema.js";
 import { recordMessages } from "../webhooks/outbox.repository.js";
 import { writeBatchIn, type BatchOutcome } from "./sync.repository.js";
 import { validateBatch } from "./sync.validate.js";
+import { countSyncApplied, countSyncRefused } from "../metrics/metrics.js";
 
 export interface SyncResult {
   created: number;
@@ -47,7 +48,14 @@ export async function syncBatch(
   /** Called once the batch is committed, when it queued webhook deliveries. */
   deliveriesQueued: () => void = () => undefined,
 ): Promise<SyncResult> {
-  const records = validateBatch(collection, body);
+  let records;
+  try {
+    records = validateBatch(collection, body);
+  } catch (error) {
+    const data = (body as { data?: unknown } | null)?.data;
+    countSyncRefused(collection.name, Array.isArray(data) ? data.length : 0);
+    throw error;
+  }
   const outcome = await writeBatch(
     db,
     collection,
@@ -56,6 +64,7 @@ export async function syncBatch(
     clock,
   );
   if (outcome.conflicts.length > 0) {
+    countSyncRefused(collection.name, records.length);
     const shown = outcome.conflicts.slice(0, 100);
     throw new ApiError(
       "conflict",
@@ -64,5 +73,6 @@ export async function syncBatch(
     );
   }
   if (outcome.deliveries > 0) deliveriesQueued();
+  countSyncApplied(collection.name, outcome.created.length, outcome.updated.length, outcome.unchanged);
   return { created: outcome.created.length, updated: outcome.updated.length, unchanged: outcome.unchanged };
 }

@@ -46,7 +46,8 @@ function presentedKeyHash(request: FastifyRequest): string {
   const key = /^Bearer +(\S+) *$/i.exec(header)?.[1];
   if (key === undefined) throw unauthorized("the Authorization header must be: Bearer <API key>", true);
   if (!isWellFormedKey(key)) throw unauthorized("the API key is malformed", true);
-  return hashKey(key);
+  // The rate limits' hook (rate-limit.hooks.ts) has hashed it already.
+  return request.limitedKeyHash ?? hashKey(key);
 }
 
 /** Resolves the request's key to its tenant, or throws 401 / 403. */

@@ -6,6 +6,7 @@
  * delivery is sent again (at least once).
  */
 import type { Kysely, Transaction } from "kysely";
+import { countAttempts } from "../../metrics/metrics.js";
 import { engineOf } from "../../storage/engine.js";
 import type { Schema } from "../../storage/schema.js";
 import { setEndpointDisabled } from "../endpoint.repository.js";
@@ -78,6 +79,7 @@ export class Recorder {
       let failure: unknown;
       try {
         await engineOf(this.db).relaxedTransaction(this.db, (trx) => record(trx, outcomes, this.random));
+        countAttempts(outcomes.map(({ result }) => ({ succeeded: isSuccess(result.status), durationMs: result.durationMs })));
       } catch (error) {
         // Not recorded: each delivery's lease expires and it is sent again.
         failure = error;
