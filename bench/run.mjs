@@ -19,13 +19,14 @@
  * seconds of unmeasured load before each page scenario's first round (2), BENCH_CONNECTIONS
  * (10), BENCH_SYNC_BATCHES per sync scenario (40), BENCH_WEBHOOK_EVENTS single-record syncs whose webhook delay is
  * measured (200), BENCH_CPU_PROF=<dir> to write V8 CPU profiles of the servers,
- * BENCH_ENGINE (all, sqlite or postgres), BENCH_POSTGRES_URL (the server to use).
+ * BENCH_ENGINE (all, sqlite or postgres), BENCH_POSTGRES_URL (the server to use), BENCH_OPERATIONS
+ * (on, off, only: metrics on against off and a backup, on SQLite).
  * Exits 0 even when a target is missed: this is a report; it says which missed. It exits 1
  * only when a configuration could not be measured at all.
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { openSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { openSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import { join, dirname, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -74,6 +75,8 @@ const settings = {
   engines: engines(process.env.BENCH_ENGINE),
   /** The time-window matrix (bench/windows.mjs) after the configurations: on, off, or only it. */
   windows: choice("BENCH_WINDOWS", ["on", "off", "only"]),
+  /** The operations section on SQLite (metrics on against off, a backup of the dataset): on, off, or only it. */
+  operations: choice("BENCH_OPERATIONS", ["on", "off", "only"]),
   postgresUrl: process.env.BENCH_POSTGRES_URL || DEFAULT_POSTGRES_URL,
 };
 
@@ -220,8 +223,11 @@ function serverEnv(databaseUrl, cursorSecret, tenant = BENCH_TENANT) {
 const profArgs = () => (settings.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${settings.cpuProfDir}`] : []);
 
 /** bench/server.mjs: one process, with the fixed-page route. */
-async function startBenchServer(databaseUrl, cursorSecret, tenant) {
-  const child = await startChild([...profArgs(), join(HERE, "server.mjs")], serverEnv(databaseUrl, cursorSecret, tenant));
+async function startBenchServer(databaseUrl, cursorSecret, tenant, extraEnv = {}) {
+  const child = await startChild([...profArgs(), join(HERE, "server.mjs")], {
+    ...serverEnv(databaseUrl, cursorSecret, tenant),
+    ...extraEnv,
+  });
   return {
     ...child,
     fixedPage: true,
@@ -694,7 +700,8 @@ async function main() {
   const columns = [];
   const outcomes = {};
   const notes = [];
-  for (const engineName of settings.windows === "only" ? [] : settings.engines) {
+  const onlyOne = settings.windows === "only" || settings.operations === "only";
+  for (const engineName of onlyOne ? [] : settings.engines) {
     const configs = CONFIGURATIONS.filter((c) => c.engine === engineName);
     let engine;
     try {
@@ -725,8 +732,12 @@ async function main() {
       }
     }
   }
-  const matrices = settings.windows === "off" ? [] : await windowMatrices();
-  if (columns.length === 0 && matrices.length === 0) throw new Error("no configuration was run");
+  const matrices = settings.windows === "off" || settings.operations === "only" ? [] : await windowMatrices();
+  const operations =
+    settings.operations === "off" || settings.windows === "only" || !settings.engines.includes("sqlite")
+      ? undefined
+      : await operationsBench();
+  if (columns.length === 0 && matrices.length === 0 && operations === undefined) throw new Error("no configuration was run");
   const table = columns.length === 0 ? { rows: [], latency: [], problems: [], missed: [] } : tableOf(columns, outcomes);
   if (columns.length > 0) printMainTables({ columns, outcomes, table, notes, cores: cpus.length });
   for (const { engine, report } of matrices) {
@@ -737,6 +748,11 @@ async function main() {
     printTable(report.header, report.lines, 2);
     if (report.importLine !== undefined) log(report.importLine);
     table.missed.push(...report.missed);
+  }
+  if (operations !== undefined) {
+    log("");
+    for (const line of operations.lines) log(line);
+    table.missed.push(...operations.missed);
   }
   log("");
   const seconds = (performance.now() - runStarted) / 1000;
@@ -770,6 +786,87 @@ function printMainTables({ columns, outcomes, table, notes, cores }) {
     .join(", ");
   log(`Per configuration, its copy and lookups included: ${perConfig}.`);
   if (settings.cpuProfDir) log(`CPU profiles of the servers: ${settings.cpuProfDir}`);
+}
+
+/**
+ * Operations, on a copy of the SQLite dataset: the first page with metrics on (a metrics
+ * listener, every request counted) against off, in alternating rounds of one run; then
+ * `cribline backup` of the whole dataset, timed, with the copy's size.
+ */
+async function operationsBench() {
+  const lines = ["Operations, SQLite:"];
+  const missed = [];
+  try {
+    const engine = await ENGINES.sqlite();
+    const copy = await engine.copy();
+    try {
+      const secret = randomBytes(32).toString("base64url");
+      const seconds = settings.duration / settings.rounds;
+      const runs = { on: [], off: [] };
+      for (let round = 0; round < settings.rounds; round += 1) {
+        for (const mode of round % 2 === 0 ? ["off", "on"] : ["on", "off"]) {
+          const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
+          const server = await startBenchServer(
+            copy.databaseUrl,
+            secret,
+            undefined,
+            mode === "on" ? { CRIBLINE_METRICS_PORT: String(metricsPort) } : {},
+          );
+          try {
+            runs[mode].push(
+              await loadPage({ baseUrl: server.url, key: engine.key }, "/v1/withdrawals?limit=20", { seconds, warmup: settings.warmup }),
+            );
+            if (mode === "on") {
+              const scraped = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+              if (!scraped.includes('cribline_http_requests_total{route="/v1/withdrawals",method="GET",status="200"}')) {
+                throw new Error("the metrics listener did not count the first pages");
+              }
+            }
+          } finally {
+            await server.stop();
+          }
+        }
+      }
+      const on = combineRounds(runs.on);
+      const off = combineRounds(runs.off);
+      const ratio = on.requestsPerSecond / off.requestsPerSecond;
+      const met = ratio >= 0.97;
+      if (!met) missed.push(`sqlite metrics cost: first page ${ratio.toFixed(3)}x with metrics on (target >= 0.97)`);
+      lines.push(
+        `  first page, metrics on: ${Math.round(on.requestsPerSecond).toLocaleString("en")} req/s (rounds ${perRound(on.rounds)}); ` +
+          `off: ${Math.round(off.requestsPerSecond).toLocaleString("en")} req/s (rounds ${perRound(off.rounds)}); ` +
+          `on/off ${ratio.toFixed(3)} (target >= 0.97: ${met ? "met" : "MISSED"})`,
+      );
+      const target = join(os.tmpdir(), `cribline-bench-backup-${process.pid}.db`);
+      const started = performance.now();
+      const backup = await new Promise((resolvePromise) => {
+        const child = spawn(process.execPath, [join(ROOT, "bin", "cribline"), "backup", target], {
+          cwd: ROOT,
+          env: { ...process.env, DATABASE_URL: copy.databaseUrl },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let output = "";
+        child.stdout.setEncoding("utf8").on("data", (text) => (output += text));
+        child.stderr.setEncoding("utf8").on("data", (text) => (output += text));
+        child.once("exit", (code) => resolvePromise({ code, output }));
+      });
+      const took = (performance.now() - started) / 1000;
+      if (backup.code !== 0) throw new Error(`cribline backup failed: ${backup.output.trim()}`);
+      const size = statSync(target).size;
+      rmSync(target, { force: true });
+      lines.push(
+        `  backup of the ${(copy.sizeBytes / 2 ** 20).toFixed(0)} MiB dataset: ${took.toFixed(1)} s, a ${(size / 2 ** 20).toFixed(0)} MiB copy; it said: ` +
+          backup.output.trim().split("\n").join(" / "),
+      );
+    } finally {
+      await copy.remove();
+    }
+  } catch (error) {
+    log(`operations: ${error.stack ?? error}`);
+    lines.push(`  error: ${error.message}`);
+    missed.push(`sqlite operations: ${error.message}`);
+  }
+  return { lines, missed };
 }
 
 /** The time-window matrix on each engine (bench/windows.mjs); an engine that cannot be measured says why. */
