@@ -11,7 +11,7 @@ import { registerHealthRoutes } from "./health.routes.js";
 import { registerListRoutes } from "./lists/list.routes.js";
 import type { Config } from "./platform/config.js";
 import type { CursorCodec } from "./platform/cursor.js";
-import { clientErrorHandler, frameworkErrors, installErrorHandling } from "./platform/http-errors.js";
+import { clientErrorHandler, frameworkErrors, installErrorHandling, installServerAnswers } from "./platform/http-errors.js";
 import { installJsonBodyParser } from "./platform/json-body.js";
 import { Problem } from "./platform/problem.js";
 import { RouteBook } from "./platform/route-book.js";
@@ -24,6 +24,7 @@ import { installRateLimits } from "./tenants/rate-limit.hooks.js";
 import { registerKeyRoutes } from "./tenants/key.routes.js";
 import { KeyUsage } from "./tenants/key-usage.js";
 import { registerWebhookRoutes } from "./webhooks/admin/webhook.routes.js";
+import type { Resolver } from "./webhooks/admin/endpoint-url.js";
 import type { Ingestion } from "./webhooks/delivery/ingestion.js";
 
 export interface AppDeps {
@@ -38,6 +39,8 @@ export interface AppDeps {
   ingestion?: Ingestion;
   /** How often keys' last use is written (tenants/key-usage.ts); tests shorten it. */
   keyUsageFlushMs?: number;
+  /** How webhook endpoint names are resolved when registered (tests give their own); the system's by default. */
+  resolveHost?: Resolver;
   /** Where requests are counted against rate limits; by default the store the configuration names (platform/rate-limit.ts), closed with the app. */
   rateStore?: RateStore;
 }
@@ -62,6 +65,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // One log line per request, written when it is answered (below), not two.
     logController: new LogController({ disableRequestLogging: true }),
     clientErrorHandler,
+    // A request without Host reaches the app, which answers it in the problem format (installServerAnswers).
+    http: { requireHostHeader: false },
     frameworkErrors,
     // Long enough for any id a client may try on a transaction list, which answers 405.
     routerOptions: { maxParamLength: 1024 },
@@ -84,6 +89,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     );
   });
   installErrorHandling(app, (error) => deps.storage.isUnavailable(error));
+  installServerAnswers(app);
   // Only JSON bodies, in UTF-8: anything else is 415, not a string for the handler to puzzle over.
   app.removeContentTypeParser("text/plain");
   installJsonBodyParser(app);
@@ -124,7 +130,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerHealthRoutes(app, storage);
   registerListRoutes(app, { db, cursors });
   registerSyncRoutes(app, { db, clock, deliveriesQueued: deps.deliveriesQueued, ingestion: deps.ingestion });
-  registerWebhookRoutes(app, { db, cursors, clock, allowPrivate: config.webhooksAllowPrivate });
+  registerWebhookRoutes(app, { db, cursors, clock, allowPrivate: config.webhooksAllowPrivate, resolveHost: deps.resolveHost });
   registerKeyRoutes(app, { db, cursors, clock });
   routes.refuseOtherMethods(app);
   return app;

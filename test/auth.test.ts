@@ -33,7 +33,7 @@ const isPage = (reply: Reply<any>) => expect(reply.body).toEqual({ data: expect.
 
 /** A webhook endpoint of the tenant, made directly in storage, for the admin routes that name one. */
 async function webhookEndpointOf(tenant: TestTenant): Promise<string> {
-  return (await insertEndpoint(server().storage.db, tenant.id, "https://203.0.113.7/hooks", ["withdrawal.created"], Date.now())).id;
+  return (await insertEndpoint(server().storage.db, tenant.id, "https://93.184.216.34/hooks", ["withdrawal.created"], Date.now())).id;
 }
 
 /** An admin route on a webhook endpoint of the tenant. */
@@ -96,7 +96,7 @@ const ENDPOINTS: Endpoint[] = [
     call: (headers) =>
       request(server(), "POST", "/v1/webhook-endpoints", {
         headers,
-        body: { url: "https://203.0.113.7/hooks", events: ["withdrawal.created"] },
+        body: { url: "https://93.184.216.34/hooks", events: ["withdrawal.created"] },
       }),
     ok: (reply) => {
       expect(reply.status).toBe(201);

@@ -128,22 +128,22 @@ describe("creating a webhook endpoint", () => {
     ["no body", undefined, "invalid_body"],
     ["an array", [], "invalid_body"],
     ["a string", "https://example.com", "invalid_body"],
-    ["an unknown field", { url: "https://203.0.113.7/h", events: ["withdrawal.created"], secret: "x" }, "invalid_body"],
+    ["an unknown field", { url: "https://93.184.216.34/h", events: ["withdrawal.created"], secret: "x" }, "invalid_body"],
     ["no url", { events: ["withdrawal.created"] }, "invalid_url"],
     ["a url that is not a string", { url: 42, events: ["withdrawal.created"] }, "invalid_url"],
     ["a relative url", { url: "/hooks", events: ["withdrawal.created"] }, "invalid_url"],
     ["a url that is not a URL", { url: "not a url", events: ["withdrawal.created"] }, "invalid_url"],
-    ["an ftp url", { url: "ftp://203.0.113.7/h", events: ["withdrawal.created"] }, "invalid_url"],
-    ["a url with a password", { url: "https://user:pw@203.0.113.7/h", events: ["withdrawal.created"] }, "invalid_url"],
+    ["an ftp url", { url: "ftp://93.184.216.34/h", events: ["withdrawal.created"] }, "invalid_url"],
+    ["a url with a password", { url: "https://user:pw@93.184.216.34/h", events: ["withdrawal.created"] }, "invalid_url"],
     ["a url over 2,000 characters", { url: long, events: ["withdrawal.created"] }, "invalid_url"],
     ["a host that does not resolve", { url: "https://cribline-test.invalid/h", events: ["withdrawal.created"] }, "invalid_url"],
-    ["no events", { url: "https://203.0.113.7/h" }, "unknown_event"],
-    ["an empty event list", { url: "https://203.0.113.7/h", events: [] }, "unknown_event"],
-    ["events that are not a list", { url: "https://203.0.113.7/h", events: "withdrawal.created" }, "unknown_event"],
-    ["an unknown event type", { url: "https://203.0.113.7/h", events: ["withdrawal.deleted"] }, "unknown_event"],
-    ["an update of a transaction", { url: "https://203.0.113.7/h", events: ["withdrawal.updated"] }, "unknown_event"],
-    ["an event type twice", { url: "https://203.0.113.7/h", events: ["withdrawal.created", "withdrawal.created"] }, "unknown_event"],
-    ["an event type that is not a string", { url: "https://203.0.113.7/h", events: [1] }, "unknown_event"],
+    ["no events", { url: "https://93.184.216.34/h" }, "unknown_event"],
+    ["an empty event list", { url: "https://93.184.216.34/h", events: [] }, "unknown_event"],
+    ["events that are not a list", { url: "https://93.184.216.34/h", events: "withdrawal.created" }, "unknown_event"],
+    ["an unknown event type", { url: "https://93.184.216.34/h", events: ["withdrawal.deleted"] }, "unknown_event"],
+    ["an update of a transaction", { url: "https://93.184.216.34/h", events: ["withdrawal.updated"] }, "unknown_event"],
+    ["an event type twice", { url: "https://93.184.216.34/h", events: ["withdrawal.created", "withdrawal.created"] }, "unknown_event"],
+    ["an event type that is not a string", { url: "https://93.184.216.34/h", events: [1] }, "unknown_event"],
   ])("refuses %s with a 400 that says what to fix, and stores nothing", async (_label, body, code) => {
     const tenant = await newTenant(server());
     expectProblem(await call(tenant, "POST", BASE, body), 400, code);
@@ -152,7 +152,7 @@ describe("creating a webhook endpoint", () => {
 
   it("names the event types it knows when it refuses one", async () => {
     const tenant = await newTenant(server());
-    const reply = await call(tenant, "POST", BASE, { url: "https://203.0.113.7/h", events: ["withdrawl.created"] });
+    const reply = await call(tenant, "POST", BASE, { url: "https://93.184.216.34/h", events: ["withdrawl.created"] });
     expect(reply.body.detail).toContain('"withdrawl.created"');
     expect(reply.body.detail).toContain("training-record.created");
   });
@@ -161,7 +161,7 @@ describe("creating a webhook endpoint", () => {
     const tenant = await newTenant(server());
     const reply = await request(server(), "POST", BASE, {
       key: tenant.keys.admin,
-      rawBody: "url=https://203.0.113.7/h",
+      rawBody: "url=https://93.184.216.34/h",
       headers: { "content-type": "application/x-www-form-urlencoded" },
     });
     expectProblem(reply, 415, "unsupported_media_type");
@@ -180,16 +180,16 @@ describe("creating a webhook endpoint", () => {
     "http://[fd12::1]/h",
     "http://[::ffff:10.0.0.1]/h",
     "http://2130706433/h", // 127.0.0.1 written as one number
-  ])("refuses %s, a loopback or private address, unless the setting allows it", async (url) => {
+  ])("refuses %s, not a public address, unless the setting allows it", async (url) => {
     const tenant = await newTenant(guarded());
     const reply = await call(tenant, "POST", BASE, { url, events: ["withdrawal.created"] }, guarded());
     expectProblem(reply, 400, "private_address");
-    expect(reply.body.detail).toMatch(/loopback or private/);
+    expect(reply.body.detail).toMatch(/not a public address/);
   });
 
   it("accepts a public address on the guarded server", async () => {
     const tenant = await newTenant(guarded());
-    const reply = await call(tenant, "POST", BASE, { url: "https://203.0.113.7/hooks", events: ["withdrawal.created"] }, guarded());
+    const reply = await call(tenant, "POST", BASE, { url: "https://93.184.216.34/hooks", events: ["withdrawal.created"] }, guarded());
     expect(reply.status, JSON.stringify(reply.body)).toBe(201);
   });
 });

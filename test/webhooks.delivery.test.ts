@@ -15,7 +15,7 @@ import { expandFanouts } from "../src/webhooks/delivery/fanout.repository.js";
 import { RETRY_DELAYS_MS } from "../src/webhooks/delivery/retry-policy.js";
 import { insertEndpoint, type NewEndpoint } from "../src/webhooks/endpoint.repository.js";
 import { Ingestion } from "../src/webhooks/delivery/ingestion.js";
-import { isPrivateAddress } from "../src/webhooks/address.js";
+import { isPublicAddress } from "../src/webhooks/address.js";
 import { withdrawal } from "./support/factories.js";
 import { get, newTenant, request, sync, useServer, type TestServer, type TestTenant } from "./support/harness.js";
 import { Receiver } from "./support/receiver.js";
@@ -167,7 +167,7 @@ describe("webhook delivery", () => {
     await loop(srv, { allowPrivate: false }).runOnce();
     expect(receiver.received).toHaveLength(0);
     const [logged] = await attempts(srv, tenant);
-    expect(logged!.error).toMatch(/^refused: 127\.0\.0\.1 is a private address/);
+    expect(logged!.error).toMatch(/^refused: 127\.0\.0\.1 is not a public address/);
     for (const address of [
       "127.0.0.1",
       "10.1.2.3",
@@ -180,9 +180,9 @@ describe("webhook delivery", () => {
       "::ffff:10.0.0.1",
       "0.0.0.0",
     ]) {
-      expect(isPrivateAddress(address), address).toBe(true);
+      expect(isPublicAddress(address), address).toBe(false);
     }
-    for (const address of ["93.184.216.34", "8.8.8.8", "2606:4700::1111"]) expect(isPrivateAddress(address), address).toBe(false);
+    for (const address of ["93.184.216.34", "8.8.8.8", "2606:4700::1111"]) expect(isPublicAddress(address), address).toBe(true);
   });
 
   it("makes fan-outs deliveries only as the endpoint can take them, each message once, while failed ones wait", async () => {

@@ -4,6 +4,7 @@
  * codes; anything else is a 500 that says nothing of the internals and is logged in full.
  */
 import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ApiError } from "./errors.js";
@@ -85,14 +86,52 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
     socket.destroy();
     return;
   }
-  const problem = toProblem(
+  writeProblem(
+    socket,
     error.code === "HPE_HEADER_OVERFLOW"
       ? new ApiError("headers_too_large", "the request line or headers are too large; a URL must stay under 16 KiB")
       : new ApiError("bad_request", "the request is not valid HTTP"),
   );
+}
+
+/** A problem+json answer written on the socket itself, which is then closed: for what never reaches a route. */
+function writeProblem(socket: Socket, error: ApiError, headers: Record<string, string> = {}): void {
+  const problem = toProblem(error);
   const body = JSON.stringify(problem);
+  const extra = Object.entries({ ...error.headers, ...headers })
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join("");
   socket.end(
     `HTTP/1.1 ${problem.status} ${problem.title}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`,
+      `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\n${extra}Connection: close\r\n\r\n${body}`,
   );
+}
+
+/**
+ * What Node's HTTP server answers itself, or not at all, answered in the problem format: a
+ * request without `Host` (HTTP/1.1 requires one; the server is made not to refuse it bare, see
+ * app.ts), an `Expect` other than `100-continue` (417), and `CONNECT` (cribline is no proxy).
+ */
+export function installServerAnswers(app: FastifyInstance): void {
+  app.addHook("onRequest", async (request) => {
+    if (request.headers.host === undefined || request.headers.host === "") {
+      throw new ApiError("bad_request", "the request has no Host header, which HTTP/1.1 requires");
+    }
+  });
+  app.server.on("checkExpectation", (request: IncomingMessage, response: ServerResponse) => {
+    const problem = toProblem(
+      new ApiError("expectation_failed", `Expect: ${String(request.headers.expect).slice(0, 100)} is not supported; only 100-continue is`),
+    );
+    const body = JSON.stringify(problem);
+    response.writeHead(problem.status, {
+      "content-type": PROBLEM_CONTENT_TYPE,
+      "content-length": Buffer.byteLength(body),
+      "x-request-id": randomUUID(),
+      connection: "close",
+    });
+    response.end(body);
+  });
+  app.server.on("connect", (_request: IncomingMessage, socket: Socket) => {
+    writeProblem(socket, new ApiError("method_not_allowed", "CONNECT is not supported: cribline is not a proxy"), { Allow: "" });
+  });
 }

@@ -13,6 +13,7 @@ import type { Scope } from "../../src/platform/keys.js";
 import { openStorage, type Storage } from "../../src/storage/database.js";
 import { migrateToLatest } from "../../src/storage/migrate.js";
 import { createTenant, issueKey } from "../../src/tenants/tenant.service.js";
+import type { Resolver } from "../../src/webhooks/admin/endpoint-url.js";
 import { Ingestion } from "../../src/webhooks/delivery/ingestion.js";
 import { createTestDatabase } from "./databases.js";
 
@@ -35,7 +36,10 @@ export interface TestTenant {
 }
 
 /** Starts one server for the calling test file and stops it after the file; `env` adds settings. */
-export function useServer(env: Record<string, string> = {}, options: { keyUsageFlushMs?: number } = {}): () => TestServer {
+export function useServer(
+  env: Record<string, string> = {},
+  options: { keyUsageFlushMs?: number; resolveHost?: Resolver } = {},
+): () => TestServer {
   let server: TestServer | undefined;
   let close: (() => Promise<void>) | undefined;
   beforeAll(async () => {
@@ -58,6 +62,7 @@ export function useServer(env: Record<string, string> = {}, options: { keyUsageF
       clock: () => clock.now ?? Date.now(),
       ingestion,
       keyUsageFlushMs: options.keyUsageFlushMs,
+      resolveHost: options.resolveHost,
     });
     const url = await app.listen({ port: 0, host: "127.0.0.1" });
     server = { app, url, storage, config, clock, ingestion };

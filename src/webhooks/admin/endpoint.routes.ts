@@ -11,7 +11,10 @@ import { toEndpoint } from "./webhook.mapper.js";
 import { ADMIN, BASE, BY_ID, DOCS, knownIds, type WebhookAdminDeps } from "./webhook.api.js";
 import { EndpointBody, IdParams, pageOf, RotationBody, WebhookEndpoint, WebhookEndpointWithSecret } from "./webhook.schema.js";
 
-export function registerEndpointRoutes(fastify: FastifyInstance, { db, cursors, allowPrivate, clock }: WebhookAdminDeps): void {
+export function registerEndpointRoutes(
+  fastify: FastifyInstance,
+  { db, cursors, allowPrivate, clock, resolveHost }: WebhookAdminDeps,
+): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
   app.post(
@@ -28,7 +31,7 @@ export function registerEndpointRoutes(fastify: FastifyInstance, { db, cursors, 
       },
     },
     async (request, reply) => {
-      const { row, secret } = await createEndpoint(db, principalOf(request).tenantId, request.body, allowPrivate, clock());
+      const { row, secret } = await createEndpoint(db, principalOf(request).tenantId, request.body, allowPrivate, clock(), resolveHost);
       return reply
         .code(201)
         .header("location", `${BASE}/${row.id}`)

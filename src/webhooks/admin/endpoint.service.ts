@@ -16,7 +16,7 @@ import {
   setEndpointDisabled,
   type EndpointRow,
 } from "../endpoint.repository.js";
-import { checkEndpointUrl } from "./endpoint-url.js";
+import { checkEndpointUrl, type Resolver } from "./endpoint-url.js";
 import { ENDPOINT_RULES, EndpointBody, ROTATION_RULES, RotationBody } from "./webhook.schema.js";
 
 export function notFound(id: string): ApiError {
@@ -55,9 +55,10 @@ export async function createEndpoint(
   body: unknown,
   allowPrivate: boolean,
   now: number,
+  resolveHost?: Resolver,
 ): Promise<{ row: EndpointRow; secret: string }> {
   const input: Static<typeof EndpointBody> = readBody(EndpointBody, ENDPOINT_RULES, body);
-  const url = await checkEndpointUrl(input.url, allowPrivate);
+  const url = await checkEndpointUrl(input.url, allowPrivate, resolveHost);
   const created = await insertEndpoint(db, tenantId, url, input.events, now);
   return { row: await getEndpoint(db, tenantId, created.id), secret: created.secret };
 }

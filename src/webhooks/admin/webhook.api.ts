@@ -3,6 +3,7 @@ import type { FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { CursorCodec } from "../../platform/cursor.js";
 import type { Schema } from "../../storage/schema.js";
+import type { Resolver } from "./endpoint-url.js";
 import { checkIds } from "./endpoint.service.js";
 
 export interface WebhookAdminDeps {
@@ -10,6 +11,8 @@ export interface WebhookAdminDeps {
   cursors: CursorCodec;
   /** Let endpoints be on loopback and private networks (local development and tests). */
   allowPrivate: boolean;
+  /** How endpoint names are resolved when they are registered; the system's by default. */
+  resolveHost?: Resolver;
   clock: () => number;
 }
 

@@ -1,14 +1,14 @@
 /**
  * One HTTP POST to a webhook endpoint, with a time limit, no redirects followed, and the
- * server-side request forgery guard (../address.ts): unless allowed, an address on loopback, a
- * private or link-local network is refused, for a literal address and for every address a name
+ * server-side request forgery guard (../address.ts): unless allowed, an address that is not
+ * globally reachable unicast is refused, for a literal address and for every address a name
  * resolves to, checked when connecting (so a name that changes its answer after the endpoint
  * was registered is caught too).
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from "node:dns";
 import http from "node:http";
 import https from "node:https";
-import { isPrivateAddress } from "../address.js";
+import { isAddress, isPublicAddress } from "../address.js";
 import type { AttemptResult } from "./retry-policy.js";
 
 export interface SendResult extends AttemptResult {
@@ -31,8 +31,9 @@ function guardedLookup(allowPrivate: boolean) {
   ) => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, []);
-      const refused = allowPrivate ? undefined : addresses.find((a) => isPrivateAddress(a.address));
-      if (refused !== undefined) return callback(new RefusedAddress(`${hostname} resolves to ${refused.address}, a private address`), []);
+      const refused = allowPrivate ? undefined : addresses.find((a) => !isPublicAddress(a.address));
+      if (refused !== undefined)
+        return callback(new RefusedAddress(`${hostname} resolves to ${refused.address}, not a public address`), []);
       const [first] = addresses;
       if (first === undefined) return callback(new Error(`${hostname} resolves to no address`), []);
       if (options.all === true) return callback(null, addresses);
@@ -59,8 +60,8 @@ export function post(url: string, headers: Record<string, string>, body: string,
       return resolve({ error: "the endpoint URL does not parse", durationMs: 0 });
     }
     const literal = target.hostname.replace(/^\[|\]$/g, "");
-    if (!options.allowPrivate && isPrivateAddress(literal)) {
-      return resolve({ error: `refused: ${literal} is a private address`, durationMs: 0 });
+    if (!options.allowPrivate && isAddress(literal) && !isPublicAddress(literal)) {
+      return resolve({ error: `refused: ${literal} is not a public address`, durationMs: 0 });
     }
     const client = target.protocol === "https:" ? https : http;
     const request = client.request(
