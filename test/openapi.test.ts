@@ -1,8 +1,14 @@
 /** The committed OpenAPI document matches the code, and the reference page is served. */
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { get, useServer } from "./support/harness.js";
 
 const server = useServer();
+const run = promisify(execFile);
 
 describe("OpenAPI document", () => {
   it("is served at /v1/openapi.json and matches the committed openapi.json (npm run openapi rewrites it)", async () => {
@@ -41,4 +47,53 @@ describe("OpenAPI document", () => {
     expect(reply.status).toBe(200);
     expect(String(reply.body)).toContain("<html");
   });
+
+  it("names every operation with an operationId of its own, and carries the package's version", async () => {
+    const doc = (await get(server(), "/v1/openapi.json")).body;
+    const ids: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { operationId?: string }>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        expect(operation.operationId, `${method} ${path}`).toMatch(/^[a-z][A-Za-z]+$/);
+        ids.push(operation.operationId!);
+      }
+    }
+    expect(ids.length).toBeGreaterThanOrEqual(34);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(doc.paths["/v1/training-records"].get.operationId).toBe("listTrainingRecords");
+    expect(doc.paths["/v1/sync/cost-centers"].post.operationId).toBe("syncCostCenters");
+    expect(doc.info.version).toBe(JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version);
+  });
+});
+
+describe("the reference page in a browser", () => {
+  it("shows cribline's name, loads /v1/openapi.json and the package's version", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cribline-docs-"));
+    try {
+      // Headless Chromium renders the page, scripts and all, and prints the resulting DOM.
+      const { stdout } = await run("chromium", [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        `--user-data-dir=${dir}`,
+        "--virtual-time-budget=10000",
+        "--dump-dom",
+        `${server().url}/docs`,
+      ]);
+      const version = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
+      expect(stdout).toMatch(/<title>cribline API reference<\/title>/);
+      // The bar names the document clients use, not the plugin's copy at /docs/json.
+      expect(stdout).toMatch(new RegExp(`<option value="/v1/openapi.json">cribline API ${version.replaceAll(".", "\\.")}`));
+      expect(stdout).not.toContain("/docs/json");
+      expect(stdout).toMatch(new RegExp(`class="version"> ${version.replaceAll(".", "\\.")} </pre>`));
+      // cribline's own logo (an SVG of its name) in the bar, and the operations rendered.
+      expect(stdout).toMatch(/topbar-wrapper"><a[^>]*><img[^>]*src="data:image\/svg\+xml;base64,/);
+      expect(stdout).toContain("List withdrawals");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -1,9 +1,16 @@
 /** The OpenAPI document (generated from the route schemas) and a readable reference page. */
+import { readFileSync } from "node:fs";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
 
 export const OPENAPI_PATH = "/v1/openapi.json";
+
+/** The package's version: the document's and the reference page's. */
+export const VERSION: string = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version;
+
+/** cribline's name where the framework's logo would be. */
+const LOGO = `<svg xmlns="http://www.w3.org/2000/svg" width="160" height="40" viewBox="0 0 160 40"><text x="0" y="29" font-family="Helvetica, Arial, sans-serif" font-size="28" font-weight="700" fill="#ffffff">cribline</text></svg>`;
 
 const DESCRIPTION = `Records of PPE and tool dispensing devices (withdrawals, returns, exchanges), training
 records, and the master data around them, per customer tenant.
@@ -61,7 +68,7 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: "3.1.0",
-      info: { title: "cribline API", version: "1.0.0", description: DESCRIPTION },
+      info: { title: "cribline API", version: VERSION, description: DESCRIPTION },
       components: {
         securitySchemes: {
           apiKey: {
@@ -83,6 +90,13 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
     transformObject: (document) => withRateLimits((document as { openapiObject: Record<string, unknown> }).openapiObject) as never,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: "/docs", uiConfig: { url: OPENAPI_PATH, deepLinking: true } as never });
+  await app.register(swaggerUi, {
+    routePrefix: "/docs",
+    // `urls` rather than `url`, which the plugin replaces by its own copy at /docs/json: the page
+    // loads, and its bar names, the document clients use.
+    uiConfig: { urls: [{ url: OPENAPI_PATH, name: `cribline API ${VERSION}` }], deepLinking: true } as never,
+    theme: { title: "cribline API reference" },
+    logo: { type: "image/svg+xml", content: LOGO, href: "/docs", target: "_self" },
+  });
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
 }

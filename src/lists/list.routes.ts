@@ -13,6 +13,9 @@ import { authenticate, keyHashOf } from "../tenants/auth.hooks.js";
 import { querySchema } from "./list.query.js";
 import { listPage } from "./list.service.js";
 
+/** `training-records` as `TrainingRecords`: the collection in an operationId. */
+const pascal = (name: string) => name.replace(/(^|-)(\w)/g, (_, _dash: string, c: string) => c.toUpperCase());
+
 export interface ListDeps {
   db: Kysely<Schema>;
   cursors: CursorCodec;
@@ -42,6 +45,7 @@ export function registerListRoutes(app: FastifyInstance, { db, cursors }: ListDe
         },
         schema: {
           tags: [collection.kind === "transaction" ? "Transactions" : "Master data"],
+          operationId: `list${pascal(collection.name)}`,
           summary: `List ${collection.name.replace("-", " ")}`,
           description: `${collection.description} Newest first by \`createdAt\` (ties by \`id\`, descending); by name or code, ascending, when \`name\` or \`code\` is sent.${order}`,
           security: [{ apiKey: [] }],

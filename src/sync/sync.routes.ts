@@ -9,6 +9,9 @@ import { principalOf } from "../tenants/auth.hooks.js";
 import { syncBatch } from "./sync.service.js";
 import { MAX_BATCH } from "./sync.validate.js";
 
+/** `training-records` as `TrainingRecords`: the collection in an operationId. */
+const pascal = (name: string) => name.replace(/(^|-)(\w)/g, (_, _dash: string, c: string) => c.toUpperCase());
+
 export interface SyncDeps {
   db: Kysely<Schema>;
   /** Milliseconds since the epoch; createdAt and updatedAt come from it. */
@@ -43,6 +46,7 @@ export function registerSyncRoutes(app: FastifyInstance, { db, clock, deliveries
         onRequest: counted,
         schema: {
           tags: ["Sync"],
+          operationId: `sync${pascal(collection.name)}`,
           summary: `Sync ${collection.name.replace("-", " ")}`,
           description: `Stores 1 to ${MAX_BATCH} records atomically and idempotently. ${rule}`,
           security: [{ apiKey: [] }],

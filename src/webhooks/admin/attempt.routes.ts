@@ -18,6 +18,7 @@ export function registerAttemptRoutes(fastify: FastifyInstance, { db, cursors }:
       preHandler: knownIds,
       schema: {
         tags: DOCS.tags,
+        operationId: "listWebhookAttempts",
         summary: "List an endpoint's delivery attempts",
         description:
           "Every attempt to send an event to the endpoint within the retention period (`CRIBLINE_WEBHOOK_RETENTION_DAYS`, 30 days by default), newest first by `attemptedAt` (ties by `id`, descending).",

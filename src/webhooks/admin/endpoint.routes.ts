@@ -23,6 +23,7 @@ export function registerEndpointRoutes(
       ...ADMIN,
       schema: {
         tags: DOCS.tags,
+        operationId: "createWebhookEndpoint",
         summary: "Create a webhook endpoint",
         description: `Events of the listed types are sent to \`url\`, signed as Standard Webhooks says with the secret in the answer (shown only here). The event types: ${EVENT_TYPES.map((e) => `\`${e}\``).join(", ")}. Loopback and private addresses are refused.`,
         security: DOCS.security,
@@ -45,6 +46,7 @@ export function registerEndpointRoutes(
       ...ADMIN,
       schema: {
         tags: DOCS.tags,
+        operationId: "listWebhookEndpoints",
         summary: "List webhook endpoints",
         description: "Newest first by `createdAt` (ties by `id`, descending).",
         security: DOCS.security,
@@ -65,6 +67,7 @@ export function registerEndpointRoutes(
       preHandler: knownIds,
       schema: {
         tags: DOCS.tags,
+        operationId: "getWebhookEndpoint",
         summary: "Read a webhook endpoint",
         security: DOCS.security,
         params: IdParams,
@@ -81,6 +84,7 @@ export function registerEndpointRoutes(
       preHandler: knownIds,
       schema: {
         tags: DOCS.tags,
+        operationId: "deleteWebhookEndpoint",
         summary: "Delete a webhook endpoint",
         description: "Deletes the endpoint with its pending deliveries and its attempt log.",
         security: DOCS.security,
@@ -110,6 +114,7 @@ export function registerEndpointRoutes(
         preHandler: knownIds,
         schema: {
           tags: DOCS.tags,
+          operationId: `${action}WebhookEndpoint`,
           summary,
           description: `${description} Takes no body.`,
           security: DOCS.security,
@@ -129,6 +134,7 @@ export function registerEndpointRoutes(
       preHandler: knownIds,
       schema: {
         tags: DOCS.tags,
+        operationId: "rotateWebhookEndpointSecret",
         summary: "Rotate an endpoint's signing secret",
         description:
           "Makes a new secret, returned once. Until `previousSecretExpiresAt` every event is signed with both (two signatures in `webhook-signature`), so a receiver can switch without missing one.",

@@ -18,6 +18,7 @@ export function registerReplayRoutes(fastify: FastifyInstance, { db, clock }: We
       preHandler: knownIds,
       schema: {
         tags: DOCS.tags,
+        operationId: "replayWebhookDelivery",
         summary: "Replay one delivery",
         description:
           "Sends the event again to the endpoint, with the same `webhook-id`, from the start of the retry schedule, whatever became of it before. Takes no body. A delivery that ended longer ago than the retention period (`CRIBLINE_WEBHOOK_RETENTION_DAYS`, 30 days by default) is deleted: 404.",
@@ -40,6 +41,7 @@ export function registerReplayRoutes(fastify: FastifyInstance, { db, clock }: We
       preHandler: knownIds,
       schema: {
         tags: DOCS.tags,
+        operationId: "replayWebhookDeliveries",
         summary: "Replay the failed deliveries of a time range",
         description:
           "Sends every failed delivery of the endpoint whose event was written from `since` to `until` (inclusive) again, each with its own `webhook-id`, from the start of the retry schedule. Deliveries that ended longer ago than the retention period (30 days by default) are deleted and not replayed.",
