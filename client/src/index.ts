@@ -1,0 +1,263 @@
+/**
+ * @cribline/client: a typed client of the cribline API for Node.js 20+ and browsers (it uses
+ * `fetch` and Web Crypto, and has no dependencies). Every record, list, filter and error code
+ * is typed from cribline's OpenAPI document (./openapi.ts, generated from the server's own
+ * schemas by openapi-typescript; a test fails when it drifts).
+ *
+ *   const client = new CriblineClient({ baseUrl: "https://cribline.example.com", apiKey });
+ *   for await (const w of client.withdrawals.list({ createdSince, createdUntil })) ...
+ */
+import type { components, operations } from "./openapi.js";
+
+type Schemas = components["schemas"];
+export type Withdrawal = Schemas["Withdrawal"];
+export type Return = Schemas["Return"];
+export type Exchange = Schemas["Exchange"];
+export type TrainingRecord = Schemas["TrainingRecord"];
+export type Employee = Schemas["Employee"];
+export type CostCenter = Schemas["CostCenter"];
+export type Sector = Schemas["Sector"];
+export type Product = Schemas["Product"];
+export type Device = Schemas["Device"];
+export type Problem = Schemas["Problem"];
+/** Every error code the API answers with, and the client's own two (no answer in time; no answer at all). */
+export type ErrorCode = Problem["code"] | "timeout" | "network_error";
+
+/** The lists, by path segment, with the operation that reads each and the input sync takes. */
+interface Lists {
+  withdrawals: { op: operations["listWithdrawals"]; item: Withdrawal; input: Schemas["WithdrawalInput"] };
+  returns: { op: operations["listReturns"]; item: Return; input: Schemas["ReturnInput"] };
+  exchanges: { op: operations["listExchanges"]; item: Exchange; input: Schemas["ExchangeInput"] };
+  "training-records": { op: operations["listTrainingRecords"]; item: TrainingRecord; input: Schemas["TrainingRecordInput"] };
+  employees: { op: operations["listEmployees"]; item: Employee; input: Schemas["EmployeeInput"] };
+  "cost-centers": { op: operations["listCostCenters"]; item: CostCenter; input: Schemas["CostCenterInput"] };
+  sectors: { op: operations["listSectors"]; item: Sector; input: Schemas["SectorInput"] };
+  products: { op: operations["listProducts"]; item: Product; input: Schemas["ProductInput"] };
+  devices: { op: operations["listDevices"]; item: Device; input: Schemas["DeviceInput"] };
+}
+export type ListName = keyof Lists;
+
+type RawQuery<L extends ListName> = NonNullable<Lists[L]["op"]["parameters"]["query"]>;
+type Relation = "employeeId" | "productId" | "costCenterId" | "sectorId";
+type Window = "createdSince" | "createdUntil";
+/**
+ * A list's filters, `limit` and `cursor` aside (the client pages itself). The time window and
+ * the relationship filters exclude each other, as the API says: both in one query is a compile
+ * error, as is a filter the list does not take.
+ */
+export type ListFilters<L extends ListName> = Window extends keyof RawQuery<L>
+  ?
+      | (Omit<RawQuery<L>, "limit" | "cursor" | Relation> & { [K in Relation]?: never })
+      | (Omit<RawQuery<L>, "limit" | "cursor" | Window> & { [K in Window]?: never })
+  : Omit<RawQuery<L>, "limit" | "cursor">;
+
+export interface Page<T> {
+  data: T[];
+  /** Opaque: send it back as it is; null on the last page. */
+  cursor: string | null;
+}
+
+/** Every failure as one class: an answer of the API (its problem), a time limit, or no answer. */
+export class CriblineError extends Error {
+  override name = "CriblineError";
+  constructor(
+    /** The HTTP status; 0 when no answer came. */
+    readonly status: number,
+    readonly code: ErrorCode,
+    readonly detail: string,
+    /** The query parameter at fault, when one is. */
+    readonly param: string | undefined,
+    /** The `x-request-id` of the answer: quote it when reporting a problem. */
+    readonly requestId: string | undefined,
+    /** Sync: the records at fault, or the ids stored with other content. */
+    readonly problem?: Problem,
+  ) {
+    super(`${status === 0 ? code : `${status} ${code}`}: ${detail}${requestId === undefined ? "" : ` (request ${requestId})`}`);
+  }
+}
+
+export interface ClientOptions {
+  /** Where cribline answers, such as `https://cribline.example.com`. */
+  baseUrl: string;
+  apiKey: string;
+  /** Each request's time limit, attempts of retries apart (default 30 s). */
+  timeoutMs?: number;
+  /** Retries after a 429 or 503 (waiting for its Retry-After) or a network error (backing off, with jitter). Default 5. */
+  maxRetries?: number;
+  /** The longest wait before a retry, whatever Retry-After says (default 60 s). */
+  maxRetryDelayMs?: number;
+  /** fetch to use (default: the global one). */
+  fetch?: typeof fetch;
+}
+
+export interface RequestOptions {
+  /** Aborts the request and its retries. */
+  signal?: AbortSignal;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+  });
+
+/** One list of the API: walk it whole, or a page at a time. */
+export class ListResource<L extends ListName> {
+  constructor(
+    private readonly client: CriblineClient,
+    readonly name: L,
+  ) {}
+
+  /** One page: the filters, and the cursor of the previous page (none for the first). */
+  page(
+    filters: ListFilters<L> = {} as ListFilters<L>,
+    options: RequestOptions & { limit?: number; cursor?: string | null } = {},
+  ): Promise<Page<Lists[L]["item"]>> {
+    const query = new URLSearchParams();
+    for (const [name, value] of Object.entries(filters as Record<string, unknown>)) if (value !== undefined) query.set(name, String(value));
+    if (options.limit !== undefined) query.set("limit", String(options.limit));
+    if (options.cursor != null) query.set("cursor", options.cursor);
+    const search = query.toString();
+    return this.client.request("GET", `/v1/${this.name}${search === "" ? "" : `?${search}`}`, undefined, options) as Promise<
+      Page<Lists[L]["item"]>
+    >;
+  }
+
+  /** Every page in turn, until the cursor is null. */
+  async *pages(
+    filters: ListFilters<L> = {} as ListFilters<L>,
+    options: RequestOptions & { limit?: number } = {},
+  ): AsyncGenerator<Page<Lists[L]["item"]>> {
+    let cursor: string | null = null;
+    do {
+      const page: Page<Lists[L]["item"]> = await this.page(filters, { ...options, cursor });
+      yield page;
+      cursor = page.cursor;
+    } while (cursor !== null);
+  }
+
+  /** Every item of the list, page after page (`limit` per request, 100 by default). */
+  async *list(
+    filters: ListFilters<L> = {} as ListFilters<L>,
+    options: RequestOptions & { limit?: number } = {},
+  ): AsyncGenerator<Lists[L]["item"]> {
+    for await (const page of this.pages(filters, { limit: 100, ...options })) yield* page.data;
+  }
+
+  /**
+   * Sends records to the list's sync endpoint, in batches of at most 1,000 (retried as any
+   * request: sync is idempotent). The result sums the batches and lists what each did.
+   */
+  async sync(records: readonly Lists[L]["input"][], options: RequestOptions = {}): Promise<SyncResult> {
+    const result: SyncResult = { created: 0, updated: 0, unchanged: 0, batches: [] };
+    for (let at = 0; at < records.length; at += MAX_BATCH) {
+      const batch = (await this.client.request(
+        "POST",
+        `/v1/sync/${this.name}`,
+        { data: records.slice(at, at + MAX_BATCH) },
+        options,
+      )) as SyncCounts;
+      result.batches.push({ first: at, count: Math.min(MAX_BATCH, records.length - at), ...batch });
+      result.created += batch.created;
+      result.updated += batch.updated;
+      result.unchanged += batch.unchanged;
+    }
+    return result;
+  }
+}
+
+const MAX_BATCH = 1000;
+export interface SyncCounts {
+  created: number;
+  updated: number;
+  unchanged: number;
+}
+export interface SyncResult extends SyncCounts {
+  /** Each batch sent: the index of its first record, how many it held, and what it did. */
+  batches: (SyncCounts & { first: number; count: number })[];
+}
+
+export class CriblineClient {
+  readonly withdrawals = new ListResource(this, "withdrawals");
+  readonly returns = new ListResource(this, "returns");
+  readonly exchanges = new ListResource(this, "exchanges");
+  readonly trainingRecords = new ListResource(this, "training-records");
+  readonly employees = new ListResource(this, "employees");
+  readonly costCenters = new ListResource(this, "cost-centers");
+  readonly sectors = new ListResource(this, "sectors");
+  readonly products = new ListResource(this, "products");
+  readonly devices = new ListResource(this, "devices");
+  private readonly options: Required<Omit<ClientOptions, "fetch">> & { fetch: typeof fetch };
+
+  constructor(options: ClientOptions) {
+    this.options = {
+      timeoutMs: 30_000,
+      maxRetries: 5,
+      maxRetryDelayMs: 60_000,
+      fetch: globalThis.fetch.bind(globalThis),
+      ...options,
+      baseUrl: options.baseUrl.replace(/\/+$/, ""),
+    };
+  }
+
+  /** One request, retried as ClientOptions say; the parsed body, or a CriblineError. */
+  async request(method: string, path: string, body?: unknown, { signal }: RequestOptions = {}): Promise<unknown> {
+    const { maxRetries, maxRetryDelayMs, timeoutMs } = this.options;
+    for (let attempt = 0; ; attempt += 1) {
+      let failure: CriblineError;
+      let wait: number;
+      try {
+        const limit = AbortSignal.timeout(timeoutMs);
+        const response = await this.options.fetch(`${this.options.baseUrl}${path}`, {
+          method,
+          headers: {
+            authorization: `Bearer ${this.options.apiKey}`,
+            ...(body === undefined ? {} : { "content-type": "application/json" }),
+          },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: signal === undefined ? limit : AbortSignal.any([signal, limit]),
+        });
+        const text = await response.text();
+        if (response.ok) return text === "" ? undefined : JSON.parse(text);
+        failure = errorOf(response, text);
+        if (response.status !== 429 && response.status !== 503) throw failure;
+        const retryAfter = Number(response.headers.get("retry-after"));
+        wait = Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1000 : backoff(attempt);
+      } catch (error) {
+        if (error instanceof CriblineError) throw error;
+        if (signal?.aborted) throw signal.reason;
+        const timedOut = error instanceof DOMException && error.name === "TimeoutError";
+        failure = timedOut
+          ? new CriblineError(0, "timeout", `no answer within ${timeoutMs} ms: ${method} ${path}`, undefined, undefined)
+          : new CriblineError(
+              0,
+              "network_error",
+              `${method} ${path} failed: ${error instanceof Error ? error.message : String(error)}`,
+              undefined,
+              undefined,
+            );
+        wait = backoff(attempt);
+      }
+      if (attempt >= maxRetries) throw failure;
+      await sleep(Math.min(wait, maxRetryDelayMs), signal);
+    }
+  }
+}
+
+/** Exponential backoff with full jitter: up to 0.5 s, 1 s, 2 s, ... 30 s. */
+function backoff(attempt: number): number {
+  return Math.random() * Math.min(30_000, 500 * 2 ** attempt);
+}
+
+function errorOf(response: Response, text: string): CriblineError {
+  const requestId = response.headers.get("x-request-id") ?? undefined;
+  try {
+    const problem = JSON.parse(text) as Problem;
+    return new CriblineError(response.status, problem.code, problem.detail, problem.param, requestId, problem);
+  } catch {
+    return new CriblineError(response.status, "internal_error", text.slice(0, 200) || response.statusText, undefined, requestId);
+  }
+}
+
+export { verifyWebhook, WebhookVerificationError, type WebhookEvent } from "./webhooks.js";
