@@ -6,6 +6,7 @@ export default tseslint.config(
   {
     ignores: [
       "dist/",
+      "client/dist/",
       "node_modules/",
       "data/",
       ".bench-cache/",

@@ -1,0 +1,171 @@
+/**
+ * The export command of @cribline/client (`cribline-client export`, client/src/cli.ts) against a
+ * real server: NDJSON and CSV (RFC 4180, a header from the schema, formulas neutralised) equal
+ * to the list's pages; a run killed mid-way and run again has every record once; the key comes
+ * from the environment only; progress on a terminal, a summary otherwise.
+ */
+import { execFile, spawn } from "node:child_process";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { parse } from "csv-parse/sync";
+import { beforeAll, describe, expect, it } from "vitest";
+import { FACTORIES } from "./support/factories.js";
+import { newTenant, readAll, sync, useServer, type TestTenant } from "./support/harness.js";
+
+const server = useServer();
+const run = promisify(execFile);
+const ROOT = new URL("..", import.meta.url).pathname;
+const CLI = join(ROOT, "client", "dist", "cli.js");
+
+beforeAll(async () => {
+  // The command as it ships: the client package's build.
+  await run(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(ROOT, "client", "tsconfig.json")]);
+}, 120_000);
+
+const workdir = () => mkdtempSync(join(tmpdir(), "cribline-export-"));
+const envFor = (tenant: TestTenant) => ({ PATH: process.env.PATH, CRIBLINE_API_KEY: tenant.keys.read, CRIBLINE_BASE_URL: server().url });
+
+async function exportRun(tenant: TestTenant, args: string[], env: Record<string, string | undefined> = envFor(tenant)) {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, "export", ...args], { env: env as NodeJS.ProcessEnv });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe("export", () => {
+  it("writes a list as NDJSON, every record once, in the list's order, and says so", async () => {
+    const tenant = await newTenant(server());
+    await sync(
+      server(),
+      tenant,
+      "withdrawals",
+      Array.from({ length: 250 }, () => FACTORIES.withdrawals!()),
+    );
+    const out = join(workdir(), "w.ndjson");
+    const result = await exportRun(tenant, ["withdrawals", "-o", out, "--limit", "40"]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe(`exported withdrawals to ${out}: 250 records in 7 pages, ${/(\d+\.\d) s/.exec(result.stderr)![1]} s\n`);
+    const lines = readFileSync(out, "utf8")
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(lines).toEqual((await readAll(server(), tenant.keys.read, "/v1/withdrawals")).items);
+    // Run again: nothing to do.
+    expect((await exportRun(tenant, ["withdrawals", "-o", out])).stderr).toMatch(/is complete already: 250 records/);
+  });
+
+  it("writes CSV that a CSV parser reads back as the records, with a header from the schema and formulas made text", async () => {
+    const tenant = await newTenant(server());
+    const names = ['=HYPERLINK("http://evil")', "+1+2", "-3", "@SUM(A1)", 'Ana "the boss", Souza', "Souza, Ana", "Zé"];
+    await sync(
+      server(),
+      tenant,
+      "employees",
+      names.map((name) => FACTORIES.employees!({ name })),
+    );
+    const out = join(workdir(), "e.csv");
+    const result = await exportRun(tenant, ["employees", "-o", out, "--format", "csv"]);
+    expect(result.code, result.stderr).toBe(0);
+    const text = readFileSync(out, "utf8");
+    const document = (await (await fetch(`${server().url}/v1/openapi.json`)).json()) as {
+      components: { schemas: { Employee: { properties: object } } };
+    };
+    const header = Object.keys(document.components.schemas.Employee.properties);
+    expect(text.split("\r\n")[0]).toBe(header.join(","));
+    const rows = parse(text, { columns: true }) as Record<string, string>[];
+    const items = (await readAll(server(), tenant.keys.read, "/v1/employees")).items;
+    expect(rows).toHaveLength(items.length);
+    rows.forEach((row, i) => {
+      for (const field of header) {
+        const value = items[i][field];
+        const cell = value === null ? "" : String(value);
+        expect(row[field], field).toBe(/^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell);
+      }
+    });
+  });
+
+  it("goes on where a killed run stopped: every record once, no gap", async () => {
+    const tenant = await newTenant(server());
+    await sync(
+      server(),
+      tenant,
+      "withdrawals",
+      Array.from({ length: 1000 }, () => FACTORIES.withdrawals!()),
+    );
+    await sync(
+      server(),
+      tenant,
+      "withdrawals",
+      Array.from({ length: 1000 }, () => FACTORIES.withdrawals!()),
+    );
+    const out = join(workdir(), "w.csv");
+    const state = `${out}.export-state.json`;
+    const child = spawn(process.execPath, [CLI, "export", "withdrawals", "-o", out, "--format", "csv", "--limit", "5"], {
+      env: envFor(tenant) as NodeJS.ProcessEnv,
+      stdio: "ignore",
+    });
+    for (let i = 0; i < 400; i += 1) {
+      if (existsSync(state) && JSON.parse(readFileSync(state, "utf8")).pages >= 30) break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    child.kill("SIGKILL");
+    await new Promise((resolve) => child.once("exit", resolve));
+    const killed = JSON.parse(readFileSync(state, "utf8"));
+    expect(killed.done).toBe(false);
+    expect(killed.records).toBeGreaterThan(0);
+    expect(killed.records).toBeLessThan(2000);
+    // A page half written when the kill came: cut off on resume.
+    appendFileSync(out, "half,a,row");
+    const resumed = await exportRun(tenant, ["withdrawals", "-o", out, "--format", "csv", "--limit", "5"]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(/^resumed and finished withdrawals to .*: 2000 records/);
+    const ids = (parse(readFileSync(out, "utf8"), { columns: true }) as { id: string }[]).map((row) => row.id);
+    expect(ids).toHaveLength(2000);
+    expect(ids).toEqual((await readAll(server(), tenant.keys.read, "/v1/withdrawals")).items.map((item) => item.id));
+  }, 60_000);
+
+  it("takes the key from CRIBLINE_API_KEY only, and never overwrites a file it did not write", async () => {
+    const tenant = await newTenant(server());
+    const dir = workdir();
+    const onCommandLine = await exportRun(tenant, ["withdrawals", "-o", join(dir, "a"), "--key", tenant.keys.read]);
+    expect(onCommandLine.code).toBe(2);
+    expect(onCommandLine.stderr).toMatch(/CRIBLINE_API_KEY, never from the command line/);
+    const missing = await exportRun(tenant, ["withdrawals", "-o", join(dir, "b")], {
+      PATH: process.env.PATH,
+      CRIBLINE_BASE_URL: server().url,
+    });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/set CRIBLINE_API_KEY/);
+    const other = join(dir, "mine.txt");
+    writeFileSync(other, "keep me");
+    expect((await exportRun(tenant, ["withdrawals", "-o", other])).stderr).toMatch(/exists and is no export of this command/);
+    expect(readFileSync(other, "utf8")).toBe("keep me");
+    expect((await exportRun(tenant, ["nothing", "-o", join(dir, "c")])).stderr).toMatch(/no list "nothing"/);
+    const denied = await exportRun(tenant, ["withdrawals", "-o", join(dir, "d")], {
+      ...envFor(tenant),
+      CRIBLINE_API_KEY: tenant.keys.sync,
+    });
+    expect(denied.code).toBe(1);
+    expect(denied.stderr).toMatch(/403 forbidden/);
+  });
+
+  it("shows progress on a terminal", async () => {
+    const tenant = await newTenant(server());
+    await sync(
+      server(),
+      tenant,
+      "withdrawals",
+      Array.from({ length: 60 }, () => FACTORIES.withdrawals!()),
+    );
+    const out = join(workdir(), "t.ndjson");
+    const command = `${process.execPath} ${CLI} export withdrawals -o ${out} --limit 20`;
+    const { stdout } = await run("script", ["-qfec", command, "/dev/null"], { env: envFor(tenant) as NodeJS.ProcessEnv });
+    expect(stdout).toMatch(/60 records, 3 pages, [\d,]+ records\/s, \d+\.\d s/);
+    expect(stdout).toMatch(/exported withdrawals to .*: 60 records in 3 pages/);
+  });
+});
