@@ -488,7 +488,7 @@ describe("cribline serve sends webhooks", () => {
         errors = (await storage.db.selectFrom("webhook_attempts").select("error").execute()).map((a) => a.error);
         return errors.length > 0;
       }, 10_000);
-      expect(errors[0]).toMatch(/^refused: 127\.0\.0\.1 is a private address/);
+      expect(errors[0]).toMatch(/^refused: 127\.0\.0\.1 is not a public address/);
     } finally {
       await storage.close();
     }
