@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
- * An example cribline integrator, in plain Node.js (20 or later) with no dependencies.
- * See docs/webhooks.md for the guide this belongs to.
+ * An example cribline integrator, in Node.js (20.3 or later), on cribline's TypeScript client
+ * (client/, `@cribline/client`; in this repository `npm run build` builds it into
+ * client/dist). See docs/webhooks.md for the guide this belongs to.
  *
  *   node examples/webhook-client.mjs receive   --secret whsec_... --store store.jsonl [--port 4000]
  *   node examples/webhook-client.mjs reconcile --api http://localhost:3000 --key crib_... \
@@ -19,12 +20,11 @@
  * Every flag can also come from the environment: CRIBLINE_API_URL, CRIBLINE_API_KEY,
  * CRIBLINE_WEBHOOK_SECRET, RECEIVER_PORT, RECEIVER_HOST, STORE_FILE.
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
 import { appendFileSync, closeSync, openSync, readSync, statSync } from "node:fs";
 import { createServer } from "node:http";
 import { parseArgs } from "node:util";
+import { CriblineClient, ListResource, verifyWebhook } from "../client/dist/index.js";
 
-const TOLERANCE_SECONDS = 5 * 60; // refuse a timestamp further off than this (replayed requests)
 const MAX_BODY_BYTES = 1024 * 1024; // an event is a few KiB at most
 // The lists with an event date, which a time window can re-read; master data has none.
 const TRANSACTION_LISTS = ["withdrawals", "returns", "exchanges", "training-records"];
@@ -95,32 +95,6 @@ function openStore(file) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Verifying a Standard Webhooks signature (https://www.standardwebhooks.com). The libraries
-// listed there do the same; this is it written out.
-
-/** Why the request must be refused, or undefined when it is genuine. */
-function verify(secret, headers, body, nowSeconds) {
-  const id = headers["webhook-id"];
-  const timestamp = headers["webhook-timestamp"];
-  const signatures = headers["webhook-signature"];
-  if (!id || !timestamp || !signatures) return "missing webhook-id, webhook-timestamp or webhook-signature";
-  if (!/^\d+$/.test(timestamp) || Math.abs(nowSeconds - Number(timestamp)) > TOLERANCE_SECONDS) {
-    return `timestamp ${timestamp} is more than ${TOLERANCE_SECONDS} s off`;
-  }
-  // HMAC-SHA256 keyed by the secret's bytes (base64 after "whsec_"), over "id.timestamp.body",
-  // on the body's raw bytes: parsing and re-serialising the JSON would change them.
-  const key = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
-  const expected = createHmac("sha256", key).update(`${id}.${timestamp}.`).update(body).digest();
-  // Several space-separated signatures while a secret is being rotated: any one may match.
-  for (const candidate of signatures.split(" ")) {
-    const [version, value = ""] = candidate.split(",");
-    const given = Buffer.from(value, "base64");
-    if (version === "v1" && given.length === expected.length && timingSafeEqual(given, expected)) return undefined;
-  }
-  return "no signature matches";
-}
-
-// ---------------------------------------------------------------------------------------
 // receive
 
 function receive({ secret, store: file, port, host }) {
@@ -139,20 +113,19 @@ function receive({ secret, store: file, port, host }) {
       bytes += chunk.length;
       if (bytes <= MAX_BODY_BYTES) chunks.push(chunk);
     });
-    req.on("end", () => {
+    req.on("end", async () => {
       if (bytes > MAX_BODY_BYTES) return answer(413, `refused a body of ${bytes} bytes (413)`);
-      const body = Buffer.concat(chunks);
-      const problem = verify(secret, req.headers, body, Math.floor(Date.now() / 1000));
-      if (problem !== undefined) return answer(401, `refused ${req.headers["webhook-id"] ?? "a request"}: ${problem} (401)`);
+      // The signature (Standard Webhooks: both secrets during a rotation, a timestamp within
+      // 5 minutes) is checked on the body's raw bytes: parsing and re-serialising would change them.
+      let event;
+      try {
+        event = await verifyWebhook({ secret, headers: req.headers, body: Buffer.concat(chunks) });
+      } catch (error) {
+        return answer(401, `refused ${req.headers["webhook-id"] ?? "a request"}: ${error.message} (401)`);
+      }
       const id = req.headers["webhook-id"];
       // The same webhook-id comes again on every retry and replay: answer 2xx, do nothing.
       if (store.seenWebhook(id)) return answer(204, `${id} again: duplicate, ignored`);
-      let event;
-      try {
-        event = JSON.parse(body.toString("utf8"));
-      } catch {
-        return answer(400, `refused ${id}: the body is not JSON (400)`);
-      }
       if (typeof event?.type !== "string" || typeof event.data?.id !== "string") return answer(400, `refused ${id}: not an event (400)`);
       // "withdrawal.created" -> "withdrawals", "cost-center.updated" -> "cost-centers", ...
       const collection = `${event.type.split(".")[0]}s`;
@@ -187,41 +160,25 @@ async function reconcile({ api, key, store: file, since, lateness, until, collec
   // the window starts the longest lateness expected of a device before the outage.
   const from = new Date(timeOf(since) - durationOf(lateness));
   const to = until === undefined ? new Date() : new Date(timeOf(until));
+  // The client pages, retries a 429 or 503 after its Retry-After, and limits each request's time.
+  const client = new CriblineClient({ baseUrl: api, apiKey: key });
   let read = 0;
   let missed = 0;
   for (const collection of collections.split(",")) {
     const windowed = TRANSACTION_LISTS.includes(collection);
     let listRead = 0;
     let listMissed = 0;
-    // The same filters on every page: a cursor only works with the ones it was made for.
-    const query = windowed ? { createdSince: from.toISOString(), createdUntil: to.toISOString(), limit: "100" } : { limit: "100" };
-    let cursor = null;
-    do {
-      const url = new URL(`v1/${collection}?${new URLSearchParams(cursor === null ? query : { ...query, cursor })}`, withSlash(api));
-      const page = await getJson(url, key);
-      for (const record of page.data) {
-        listRead += 1;
-        if (store.remember(collection, record, "reconcile")) listMissed += 1;
-      }
-      cursor = page.cursor;
-    } while (cursor !== null);
+    const filters = windowed ? { createdSince: from.toISOString(), createdUntil: to.toISOString() } : {};
+    for await (const record of new ListResource(client, collection).list(filters)) {
+      listRead += 1;
+      if (store.remember(collection, record, "reconcile")) listMissed += 1;
+    }
     const scope = windowed ? `event dates ${from.toISOString()} to ${to.toISOString()}` : "the whole list (master data has no event date)";
     log("reconcile", `${collection}, ${scope}: ${listRead} read, ${listMissed} missed by webhooks`);
     read += listRead;
     missed += listMissed;
   }
   log("reconcile", `done: ${read} records read, ${missed} missed by webhooks and added to ${file}`);
-}
-
-/** GET with the key; waits and tries again while cribline answers 503 (it says how long). */
-async function getJson(url, key) {
-  for (let attempt = 1; ; attempt += 1) {
-    const response = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
-    if (response.ok) return response.json();
-    const text = await response.text();
-    if (response.status !== 503 || attempt === 5) throw new Error(`GET ${url.pathname}: ${response.status} ${text}`);
-    await new Promise((resolve) => setTimeout(resolve, 1000 * Number(response.headers.get("retry-after") ?? 1)));
-  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -241,8 +198,6 @@ function timeOf(text) {
   if (Number.isNaN(ms)) fail(`not a date-time with time and zone, nor a duration: ${text}`);
   return ms;
 }
-
-const withSlash = (url) => (url.endsWith("/") ? url : `${url}/`);
 
 function fail(message) {
   console.error(`webhook-client: ${message}`);
