@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   CriblineClient,
   CriblineError,
+  LIST_NAMES,
   ListResource,
   verifyWebhook,
   WebhookVerificationError,
@@ -37,17 +38,7 @@ describe("the generated types", () => {
 });
 
 describe("paging", () => {
-  const LISTS: ListName[] = [
-    "withdrawals",
-    "returns",
-    "exchanges",
-    "training-records",
-    "employees",
-    "cost-centers",
-    "sectors",
-    "products",
-    "devices",
-  ];
+  const LISTS = [...LIST_NAMES];
 
   it.each(LISTS)("walks %s whole, as the raw pages have it, with and without filters", async (list) => {
     const tenant = await newTenant(server());

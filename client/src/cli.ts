@@ -7,19 +7,9 @@
  */
 import { parseArgs } from "node:util";
 import { exportList } from "./export.js";
-import type { ListName } from "./index.js";
+import { LIST_NAMES, type ListName } from "./index.js";
 
-const LISTS: ListName[] = [
-  "withdrawals",
-  "returns",
-  "exchanges",
-  "training-records",
-  "employees",
-  "cost-centers",
-  "sectors",
-  "products",
-  "devices",
-];
+const LISTS = LIST_NAMES;
 const USAGE =
   "usage: cribline-client export <list> -o FILE [--format ndjson|csv] [--since T] [--until T] [--name PREFIX] [--base-url URL]\n" +
   "  the API key comes from CRIBLINE_API_KEY; the server from --base-url or CRIBLINE_BASE_URL";

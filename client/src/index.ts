@@ -36,6 +36,18 @@ interface Lists {
   devices: { op: operations["listDevices"]; item: Device; input: Schemas["DeviceInput"] };
 }
 export type ListName = keyof Lists;
+/** Every list, by the path segment the API names it with. */
+export const LIST_NAMES: readonly ListName[] = [
+  "withdrawals",
+  "returns",
+  "exchanges",
+  "training-records",
+  "employees",
+  "cost-centers",
+  "sectors",
+  "products",
+  "devices",
+];
 
 type RawQuery<L extends ListName> = NonNullable<Lists[L]["op"]["parameters"]["query"]>;
 type Relation = "employeeId" | "productId" | "costCenterId" | "sectorId";
