@@ -837,6 +837,7 @@ async function operationsBench() {
           `off: ${Math.round(off.requestsPerSecond).toLocaleString("en")} req/s (rounds ${perRound(off.rounds)}); ` +
           `on/off ${ratio.toFixed(3)} (target >= 0.97: ${met ? "met" : "MISSED"})`,
       );
+      lines.push(...(await exportAgainstWalk(engine, copy, secret, missed)));
       const target = join(os.tmpdir(), `cribline-bench-backup-${process.pid}.db`);
       const started = performance.now();
       const backup = await new Promise((resolvePromise) => {
@@ -867,6 +868,63 @@ async function operationsBench() {
     missed.push(`sqlite operations: ${error.message}`);
   }
   return { lines, missed };
+}
+
+/**
+ * The client's export command (client/dist/cli.js, NDJSON) of every withdrawal of the dataset,
+ * against a raw walk of the same list (fetch, parse, count; limit=100) in the same run, on one
+ * server: rows a second of each, and the command's peak RSS (VmHWM, read while it runs).
+ * Targets: the command keeps 0.9 of the walk's rate, under 100 MB.
+ */
+async function exportAgainstWalk(engine, copy, secret, missed) {
+  const server = await startBenchServer(copy.databaseUrl, secret);
+  const out = join(os.tmpdir(), `cribline-bench-export-${process.pid}.ndjson`);
+  try {
+    let rows = 0;
+    let cursor = null;
+    const walkStarted = performance.now();
+    do {
+      const url = `${server.url}/v1/withdrawals?limit=100${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`;
+      const page = await (await fetch(url, { headers: { authorization: `Bearer ${engine.key}` } })).json();
+      rows += page.data.length;
+      cursor = page.cursor;
+    } while (cursor !== null);
+    const walkRate = rows / ((performance.now() - walkStarted) / 1000);
+    rmSync(out, { force: true });
+    rmSync(`${out}.export-state.json`, { force: true });
+    const exportStarted = performance.now();
+    const child = spawn(process.execPath, [join(ROOT, "client", "dist", "cli.js"), "export", "withdrawals", "-o", out], {
+      env: { PATH: process.env.PATH, CRIBLINE_API_KEY: engine.key, CRIBLINE_BASE_URL: server.url },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let said = "";
+    child.stderr.setEncoding("utf8").on("data", (text) => (said += text));
+    let peak = 0;
+    const watch = setInterval(() => {
+      try {
+        peak = Math.max(peak, peakRss(child.pid));
+      } catch {
+        // gone
+      }
+    }, 50);
+    const code = await new Promise((done) => child.once("exit", done));
+    clearInterval(watch);
+    if (code !== 0) throw new Error(`the export failed (${code}): ${said.trim()}`);
+    const exported = Number(/: (\d+) records/.exec(said)?.[1] ?? NaN);
+    const exportRate = exported / ((performance.now() - exportStarted) / 1000);
+    const ratio = exportRate / walkRate;
+    const ok = ratio >= 0.9 && peak < 100 * 2 ** 20 && exported === rows;
+    if (!ok) missed.push(`sqlite export: ${ratio.toFixed(2)}x the walk, ${(peak / 2 ** 20).toFixed(0)} MB, ${exported} of ${rows} rows`);
+    return [
+      `  export of ${exported.toLocaleString("en")} withdrawals (NDJSON, ${(statSync(out).size / 2 ** 20).toFixed(0)} MiB): ${Math.round(exportRate).toLocaleString("en")} rows/s, ` +
+        `peak RSS ${(peak / 2 ** 20).toFixed(0)} MB; the raw walk: ${Math.round(walkRate).toLocaleString("en")} rows/s; ` +
+        `${ratio.toFixed(2)}x (targets >= 0.9x and < 100 MB: ${ok ? "met" : "MISSED"})`,
+    ];
+  } finally {
+    rmSync(out, { force: true });
+    rmSync(`${out}.export-state.json`, { force: true });
+    await server.stop();
+  }
 }
 
 /** The time-window matrix on each engine (bench/windows.mjs); an engine that cannot be measured says why. */

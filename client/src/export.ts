@@ -1,8 +1,8 @@
 /**
  * `npx @cribline/client export <list> ...`: a whole list, or a window of it, to a file as NDJSON
  * or CSV, streamed page by page (never the whole list in memory). Resumable: after each page
- * the file's length and the next cursor are kept beside it (`<file>.export-state.json`), and a
- * run with the same arguments cuts off whatever a killed run wrote after its last whole page and
+ * the file's length and the next cursor are kept beside it, at most twice a second (`<file>.export-state.json`), and a
+ * run with the same arguments cuts off whatever a killed run wrote after the state it left and
  * goes on from that cursor, so the file ends with every record once. Node.js only.
  */
 import { closeSync, existsSync, ftruncateSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
@@ -20,6 +20,10 @@ export interface ExportOptions {
   /** Where progress goes (a line rewritten in place on a terminal) and the summary. */
   progress?: (line: string, final: boolean) => void;
 }
+
+/** How often the state is written while pages come: each write is a file and a rename. */
+const STATE_EVERY_MS = 500;
+const PROGRESS_EVERY_MS = 200;
 
 interface ExportState {
   list: string;
@@ -95,6 +99,8 @@ export async function exportList(options: ExportOptions): Promise<ExportSummary>
     renameSync(`${statePath}.tmp`, statePath);
     return next;
   };
+  let savedAt = performance.now();
+  let shownAt = 0;
   try {
     let position = 0;
     let current: ExportState;
@@ -125,13 +131,22 @@ export async function exportList(options: ExportOptions): Promise<ExportSummary>
         pages: current.pages + 1,
         done: got.cursor === null,
       };
-      current = save(current);
-      const seconds = (performance.now() - started) / 1000;
-      options.progress?.(
-        `${current.records.toLocaleString("en")} records, ${current.pages.toLocaleString("en")} pages, ` +
-          `${Math.round(current.records / Math.max(seconds, 0.001)).toLocaleString("en")} records/s, ${seconds.toFixed(1)} s`,
-        false,
-      );
+      // Kept at most every STATE_EVERY_MS (and at the end): a resumed run re-reads the pages
+      // written after the last state it finds, having cut them off the file first.
+      if (current.done || performance.now() - savedAt >= STATE_EVERY_MS) {
+        current = save(current);
+        savedAt = performance.now();
+      }
+      // A progress line at most every PROGRESS_EVERY_MS: formatting numbers costs more than a page's write.
+      if (options.progress !== undefined && (current.done || performance.now() - shownAt >= PROGRESS_EVERY_MS)) {
+        shownAt = performance.now();
+        const seconds = (shownAt - started) / 1000;
+        options.progress(
+          `${current.records.toLocaleString("en")} records, ${current.pages.toLocaleString("en")} pages, ` +
+            `${Math.round(current.records / Math.max(seconds, 0.001)).toLocaleString("en")} records/s, ${seconds.toFixed(1)} s`,
+          false,
+        );
+      }
     } while (current.cursor !== null);
     return { records: current.records, pages: current.pages, seconds: (performance.now() - started) / 1000, resumed, alreadyDone: false };
   } finally {
