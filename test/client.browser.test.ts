@@ -4,13 +4,13 @@
  * `npm pack` would publish holds the build, its declarations and its command.
  */
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { webhookHeaders } from "../src/webhooks/signature.js";
+import { dumpDom } from "./support/chromium.js";
 import { FACTORIES } from "./support/factories.js";
 import { newTenant, sync, useServer } from "./support/harness.js";
 
@@ -40,27 +40,9 @@ afterAll(() => new Promise<void>((resolve) => pages.close(() => resolve())));
 /** The page's body once its script has run, as headless Chromium renders it. */
 async function render(name: string, script: string): Promise<string> {
   scripts.set(`/${name}`, script);
-  const dir = mkdtempSync(join(tmpdir(), "cribline-browser-"));
-  try {
-    const { stdout } = await run("chromium", [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-      // The API sends no CORS fields (it serves integrations, not pages): the test page may read it anyway.
-      "--disable-web-security",
-      `--user-data-dir=${dir}`,
-      "--virtual-time-budget=10000",
-      "--dump-dom",
-      `${pagesUrl}/${name}`,
-    ]);
-    return /<pre id="out">([^<]*)<\/pre>/.exec(stdout)?.[1] ?? stdout;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  // The API sends no CORS fields (it serves integrations, not pages): the test page may read it anyway.
+  const stdout = await dumpDom(`${pagesUrl}/${name}`, ["--disable-web-security"]);
+  return /<pre id="out">([^<]*)<\/pre>/.exec(stdout)?.[1] ?? stdout;
 }
 
 describe("the client in a browser", () => {

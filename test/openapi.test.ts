@@ -1,14 +1,10 @@
 /** The committed OpenAPI document matches the code, and the reference page is served. */
-import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { promisify } from "node:util";
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { dumpDom } from "./support/chromium.js";
 import { get, useServer } from "./support/harness.js";
 
 const server = useServer();
-const run = promisify(execFile);
 
 describe("OpenAPI document", () => {
   it("is served at /v1/openapi.json and matches the committed openapi.json (npm run openapi rewrites it)", async () => {
@@ -67,33 +63,16 @@ describe("OpenAPI document", () => {
 
 describe("the reference page in a browser", () => {
   it("shows cribline's name, loads /v1/openapi.json and the package's version", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "cribline-docs-"));
-    try {
-      // Headless Chromium renders the page, scripts and all, and prints the resulting DOM.
-      const { stdout } = await run("chromium", [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        `--user-data-dir=${dir}`,
-        "--virtual-time-budget=10000",
-        "--dump-dom",
-        `${server().url}/docs`,
-      ]);
-      const version = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
-      expect(stdout).toMatch(/<title>cribline API reference<\/title>/);
-      // The bar names the document clients use, not the plugin's copy at /docs/json.
-      expect(stdout).toMatch(new RegExp(`<option value="/v1/openapi.json">cribline API ${version.replaceAll(".", "\\.")}`));
-      expect(stdout).not.toContain("/docs/json");
-      expect(stdout).toMatch(new RegExp(`class="version"> ${version.replaceAll(".", "\\.")} </pre>`));
-      // cribline's own logo (an SVG of its name) in the bar, and the operations rendered.
-      expect(stdout).toMatch(/topbar-wrapper"><a[^>]*><img[^>]*src="data:image\/svg\+xml;base64,/);
-      expect(stdout).toContain("List withdrawals");
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    // Headless Chromium renders the page, scripts and all, and prints the resulting DOM.
+    const stdout = await dumpDom(`${server().url}/docs`);
+    const version = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
+    expect(stdout).toMatch(/<title>cribline API reference<\/title>/);
+    // The bar names the document clients use, not the plugin's copy at /docs/json.
+    expect(stdout).toMatch(new RegExp(`<option value="/v1/openapi.json">cribline API ${version.replaceAll(".", "\\.")}`));
+    expect(stdout).not.toContain("/docs/json");
+    expect(stdout).toMatch(new RegExp(`class="version"> ${version.replaceAll(".", "\\.")} </pre>`));
+    // cribline's own logo (an SVG of its name) in the bar, and the operations rendered.
+    expect(stdout).toMatch(/topbar-wrapper"><a[^>]*><img[^>]*src="data:image\/svg\+xml;base64,/);
+    expect(stdout).toContain("List withdrawals");
   }, 60_000);
 });
