@@ -192,6 +192,12 @@ describe("requests the HTTP server itself would answer", () => {
     expect(answer.body).toMatchObject({ status: 400, code: "bad_request", detail: expect.stringMatching(/Host/) });
   });
 
+  it("takes an HTTP/1.0 request without Host, which that version allows", async () => {
+    const answer = await raw("GET /healthz HTTP/1.0\r\n\r\n");
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer).toContain('{"status":"ok"}');
+  });
+
   it("answers an Expect other than 100-continue with 417 in the problem format", async () => {
     const answer = problemOf(
       await raw(

@@ -114,7 +114,8 @@ function writeProblem(socket: Socket, error: ApiError, headers: Record<string, s
  */
 export function installServerAnswers(app: FastifyInstance): void {
   app.addHook("onRequest", async (request) => {
-    if (request.headers.host === undefined || request.headers.host === "") {
+    // HTTP/1.0 has no Host requirement (health probes still send such requests).
+    if (request.raw.httpVersion !== "1.0" && (request.headers.host === undefined || request.headers.host === "")) {
       throw new ApiError("bad_request", "the request has no Host header, which HTTP/1.1 requires");
     }
   });
