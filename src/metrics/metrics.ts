@@ -122,7 +122,7 @@ function currentBacklog(): Promise<Backlog | undefined> {
 }
 
 // Every process reads the same backlog from the database: the primary keeps the largest, not the sum.
-const pendingDeliveries = new client.Gauge({
+new client.Gauge({
   name: "cribline_webhook_deliveries_pending",
   help: `Webhook deliveries waiting to be sent (due or waiting to retry), across tenants; counted up to ${BACKLOG_COUNT_LIMIT}.`,
   aggregator: "max",
@@ -132,7 +132,7 @@ const pendingDeliveries = new client.Gauge({
   },
 });
 
-const oldestPending = new client.Gauge({
+new client.Gauge({
   name: "cribline_webhook_oldest_pending_age_seconds",
   help: "Age of the oldest webhook delivery still pending (0 when none is): how far delivery lags.",
   aggregator: "max",
@@ -142,7 +142,7 @@ const oldestPending = new client.Gauge({
   },
 });
 
-const poolConnections = new client.Gauge({
+new client.Gauge({
   name: "cribline_db_pool_connections",
   help: "PostgreSQL connections of this process's pool, by state (in_use, idle, waiting: requests waiting for one).",
   labelNames: ["state"] as const,
@@ -157,7 +157,7 @@ const poolConnections = new client.Gauge({
 
 let defaults = false;
 /** Node.js process metrics (CPU, memory, event loop lag, ...), once per process. */
-export function collectProcessMetrics(): void {
+function collectProcessMetrics(): void {
   if (defaults) return;
   defaults = true;
   client.collectDefaultMetrics({ register: registry });
@@ -169,5 +169,3 @@ export const METRICS_CONTENT_TYPE = registry.contentType;
 export function metricsText(): Promise<string> {
   return registry.metrics();
 }
-
-export { oldestPending, pendingDeliveries, poolConnections };
