@@ -47,6 +47,13 @@ export interface Engine {
   readonly keyArrays: boolean;
   /** A table can be stored in its primary key's order (`WITHOUT ROWID`): one B-tree a row, not two. */
   readonly clusteredTables: boolean;
+  /**
+   * A prepared statement is planned again whenever a value the planner looked at is bound anew
+   * (SQLite's STAT4 samples), which for a window page's many arms cost more than running it. A
+   * value written `+?` is one the planner cannot look at, so query templates write theirs so
+   * (storage/query-template.ts) and each statement keeps one plan, as on PostgreSQL.
+   */
+  readonly replansOnBind: boolean;
   /** A column's NOT NULL can be dropped in place; without it the table is rebuilt. */
   readonly altersColumns: boolean;
   /**
@@ -86,6 +93,7 @@ export const SQLITE: Engine = {
   combinesRangeBounds: false,
   keyArrays: false,
   clusteredTables: true,
+  replansOnBind: true,
   altersColumns: false,
   sharedByProcesses: false,
   favoursMemory: true,
@@ -124,6 +132,7 @@ export const POSTGRES: Engine = {
   combinesRangeBounds: true,
   keyArrays: true,
   clusteredTables: false,
+  replansOnBind: false,
   altersColumns: true,
   sharedByProcesses: true,
   favoursMemory: false,

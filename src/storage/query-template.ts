@@ -5,7 +5,7 @@
  * wherever a value goes; each call then only fills the values in. The SQL is still Kysely's,
  * written once for every engine.
  */
-import { CompiledQuery, type Compilable, type Kysely, type Transaction } from "kysely";
+import { CompiledQuery, sql as rawSql, type Compilable, type Kysely, type Transaction } from "kysely";
 import { engineOf } from "./engine.js";
 import type { Schema } from "./schema.js";
 
@@ -56,10 +56,13 @@ export class QueryTemplates<R> {
     values: Record<string, unknown> | readonly unknown[],
     build: (slots: Slots) => Compilable<R>,
   ): CompiledQuery<R> {
-    const key = `${engineOf(db).name}|${shape}`;
+    const engine = engineOf(db);
+    const key = `${engine.name}|${shape}`;
     let template = this.compiled.get(key);
     if (template === undefined) {
-      const slots = Object.fromEntries(Object.keys(values).map((name) => [name, new Slot(name)]));
+      // `+?` hides a value from a planner that would otherwise plan the statement anew for it (Engine.replansOnBind).
+      const slotOf = engine.replansOnBind ? (name: string) => rawSql`+${new Slot(name)}` : (name: string) => new Slot(name);
+      const slots = Object.fromEntries(Object.keys(values).map((name) => [name, slotOf(name)]));
       const { sql, parameters } = build(slots).compile();
       template = { sql, slots: parameters.map((p) => slotName(p, shape)) };
       const oldest = this.compiled.size >= MAX_SHAPES ? this.compiled.keys().next().value : undefined;
