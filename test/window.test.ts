@@ -186,6 +186,38 @@ describe("the tiling of a window's late rows", () => {
   }, 120_000);
 });
 
+describe("time window of a tenant with no late records", () => {
+  it("returns exactly the records in the window from the on-time arm alone, open-ended or bounded", async () => {
+    const tenant = await newTenant(server());
+    const stored: Stored[] = Array.from({ length: 9 }, (_, i) => ({
+      id: `w-${i}`,
+      event: SINCE + i * HOUR,
+      createdAt: SINCE + i * HOUR + 1_000,
+    }));
+    await storeAsPlanned(tenant, stored);
+    const windows: [number | undefined, number | undefined][] = [
+      [SINCE + 2 * HOUR, undefined],
+      [undefined, SINCE + 5 * HOUR],
+      [SINCE + 2 * HOUR, SINCE + 5 * HOUR],
+      [SINCE - 400 * DAY, SINCE + 400 * DAY],
+    ];
+    for (const [since, until] of windows) {
+      const want = stored
+        .filter((r) => (since === undefined || r.event >= since) && (until === undefined || r.event <= until))
+        .reverse()
+        .map((r) => r.id);
+      const query = [since === undefined ? "" : `createdSince=${iso(since)}`, until === undefined ? "" : `createdUntil=${iso(until)}`]
+        .filter((part) => part !== "")
+        .join("&");
+      const { items } = await readAll(server(), tenant.keys.read, `/v1/withdrawals?${query}`, [2, 3]);
+      expect(
+        items.map((r) => r.id),
+        query,
+      ).toEqual(want);
+    }
+  });
+});
+
 describe("time window narrower than a millisecond", () => {
   it("holds nothing: a lower bound rounded up past an equal upper one is 200 and an empty page", async () => {
     const { tenant, first } = await storeLateAcrossBuckets();

@@ -5,7 +5,7 @@
  * ordered by the sort key and id. Compiled once per shape (see storage/query-template.ts);
  * each page fills in its values.
  */
-import { sql, type Compilable, type CompiledQuery, type Kysely, type SelectQueryBuilder } from "kysely";
+import { sql, type Compilable, type CompiledQuery, type Kysely, type RawBuilder, type SelectQueryBuilder } from "kysely";
 import { BUCKET_LEVELS_MS, BUCKET_ORIGIN_MS } from "../collections/late-event.js";
 import { RELATION_COLUMNS, RELATIONS, type Collection } from "../collections/define.js";
 import { prefixEnd, sortKey } from "../collections/sort-key.js";
@@ -104,21 +104,24 @@ function buildPage(
 ): Compilable<ListRow> {
   const o = ORDERS[order];
   const page = (q: RowsQuery) => q.orderBy(o.column, o.direction).orderBy("id", o.direction).limit(sql.lit(take));
-  const base = (withCursor: boolean) => filtered(db, collection, order, s, withCursor).select(LIST_COLUMNS);
   const windowed = s.since !== undefined || s.until !== undefined;
+  const late = windowed ? lateTiles(s) : [];
+  // Master data and relationship filters have an index of all their rows by createdAt;
+  // a transaction list's rows are indexed by createdAt as two parts, on time and late.
+  const single = order !== "created" || collection.kind !== "transaction" || RELATIONS.some((r) => s[r] !== undefined);
+  const tenant = single || (windowed && late.length === 0) ? oneArmTenant(db, s) : armsTenant(db, s);
+  const base = (withCursor: boolean) => filtered(db, collection, order, s, withCursor, tenant.ref).select(LIST_COLUMNS);
   if (order !== "created") {
     let q = base(true);
     if (s.since !== undefined) q = q.where("event_at", ">=", s.since);
     if (s.until !== undefined) q = q.where("event_at", "<=", s.until);
     return page(q);
   }
-  // Master data and relationship filters have an index of all their rows by createdAt;
-  // a transaction list's rows are indexed by createdAt as two parts, on time and late.
-  if (collection.kind !== "transaction" || RELATIONS.some((r) => s[r] !== undefined)) return page(base(true));
+  if (single) return page(base(true));
   const arms = windowed
-    ? [onTimeArm(base(upper === "cursor"), s, upper), ...lateTiles(s).map((tile) => lateArm(base(true), s, tile))]
+    ? [onTimeArm(base(upper === "cursor"), s, upper), ...late.map((tile) => lateArm(base(true), s, tile))]
     : [base(true).where("late_event_at", "is", null), base(true).where("late_event_at", "is not", null)];
-  return merged(db, arms, take);
+  return merged(db, arms, take, tenant.with);
 }
 
 /** The arms as one `UNION ALL`. */
@@ -178,7 +181,8 @@ export function windowCountQuery(db: Kysely<Schema>, collection: Collection, key
   const shape = [collection.name, "window-count", ...Object.keys(values)].join(":");
   return windowCounts.fill(db, shape, values, (s) => {
     const table = collection.table as "withdrawals";
-    const arms = windowArms(s, () => db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s)).select(sql.lit(1).as("one")));
+    const tenant = armsTenant(db, s);
+    const arms = windowArms(s, () => db.selectFrom(table).where("tenant_id", "=", tenant.ref).select(sql.lit(1).as("one")));
     const bound = sql.lit(WINDOW_FIRST_BOUND + 1);
     const ordered = sql.join(
       arms.map((arm) => sql`(${arm.orderBy("created_at", "desc").orderBy("id", "desc").limit(bound)})`),
@@ -186,7 +190,7 @@ export function windowCountQuery(db: Kysely<Schema>, collection: Collection, key
     );
     const rows = engineOf(db).mergesOrderedUnion
       ? sql`${unionAll(arms).limit(bound)}`
-      : sql`select one from (${ordered}) as arms limit ${bound}`;
+      : sql`${tenant.with}select one from (${ordered}) as arms limit ${bound}`;
     const query = sql<{ n: number | string }>`select count(*) as n from (${rows}) as w`;
     return { compile: () => query.compile(db) as CompiledQuery<{ n: number | string }> };
   });
@@ -198,7 +202,7 @@ export function windowCountQuery(db: Kysely<Schema>, collection: Collection, key
  * PostgreSQL does (a Merge Append) when each arm is ordered and the union is a subquery, and
  * otherwise sorts every arm whole.
  */
-function merged(db: Kysely<Schema>, arms: RowsQuery[], take: number): Compilable<ListRow> {
+function merged(db: Kysely<Schema>, arms: RowsQuery[], take: number, tenantWith: RawBuilder<unknown>): Compilable<ListRow> {
   const newest = (q: RowsQuery) => q.orderBy("created_at", "desc").orderBy("id", "desc");
   const [first, ...rest] = arms;
   if (first === undefined) throw new Error("a page needs an arm");
@@ -208,7 +212,7 @@ function merged(db: Kysely<Schema>, arms: RowsQuery[], take: number): Compilable
     arms.map((arm) => sql`${newest(arm).limit(sql.lit(take))}`),
     sql` union all `,
   );
-  const query = sql<ListRow>`select * from (${union}) as arms order by created_at desc, id desc limit ${sql.lit(take)}`;
+  const query = sql<ListRow>`${tenantWith}select * from (${union}) as arms order by created_at desc, id desc limit ${sql.lit(take)}`;
   return { compile: () => query.compile(db) as CompiledQuery<ListRow> };
 }
 
@@ -240,6 +244,29 @@ export function lateRangeOf(row: { low: number | string | null; high: number | s
   return { low: Number(row.low) * length - BUCKET_ORIGIN_MS, high: (Number(row.high) + 1) * length - 1 - BUCKET_ORIGIN_MS };
 }
 
+/** How a statement's arms name the reader's tenant, and what the statement must begin with for it. */
+interface ArmsTenant {
+  ref: ReturnType<typeof tenantOfKey> | RawBuilder<number>;
+  with: RawBuilder<unknown>;
+}
+
+/**
+ * The tenant for a statement of many arms. Where each arm runs as a plan of its own
+ * (PostgreSQL's Merge Append of ordered arms), the key is looked up once, in a `with`, and
+ * each arm reads the tenant from there: a look-up in every arm cost a plan node and a scan of
+ * the keys an arm (docs/measurements.md). SQLite looks the key up by its index in each arm,
+ * and merges only a bare union, which a `with` would have to wrap.
+ */
+function armsTenant(db: Kysely<Schema>, s: Slots): ArmsTenant {
+  if (engineOf(db).mergesOrderedUnion) return oneArmTenant(db, s);
+  return { ref: sql<number>`(select tenant_id from reader)`, with: sql`with reader as materialized ${tenantOfKey(db, s)} ` };
+}
+
+/** The tenant for a statement of one arm: the key looked up where it is needed. */
+function oneArmTenant(db: Kysely<Schema>, s: Slots): ArmsTenant {
+  return { ref: tenantOfKey(db, s), with: sql`` };
+}
+
 /** The tenant of the API key whose hash is `s.keyHash`, when the key is not revoked, has not expired by `s.now`, and may read. */
 function tenantOfKey(db: Kysely<Schema>, s: Slots) {
   return db
@@ -252,8 +279,15 @@ function tenantOfKey(db: Kysely<Schema>, s: Slots) {
 }
 
 /** Every filter but the time window, and (when asked) the keyset condition. */
-function filtered(db: Kysely<Schema>, collection: Collection, order: ListOrder, s: Slots, withCursor: boolean): FilteredQuery {
-  let q = db.selectFrom(collection.table as "withdrawals").where("tenant_id", "=", tenantOfKey(db, s));
+function filtered(
+  db: Kysely<Schema>,
+  collection: Collection,
+  order: ListOrder,
+  s: Slots,
+  withCursor: boolean,
+  tenant: ArmsTenant["ref"],
+): FilteredQuery {
+  let q = db.selectFrom(collection.table as "withdrawals").where("tenant_id", "=", tenant);
   // A cursor in name (or code) order lies within the prefix's range, so it can be the range's
   // start; an engine that takes one lower bound per column must be given it alone.
   const cursorStarts = withCursor && s.afterKey !== undefined && !engineOf(db).combinesRangeBounds;
