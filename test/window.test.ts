@@ -12,7 +12,7 @@ import { BUCKET_LEVELS_MS, BUCKET_ORIGIN_MS, SLACK_MS } from "../src/collections
 import { sortKey } from "../src/collections/sort-key.js";
 import { tiles, WINDOW_FIRST_BOUND } from "../src/lists/window.js";
 import { withdrawal } from "./support/factories.js";
-import { newTenant, readAll, sync, useServer, type TestTenant } from "./support/harness.js";
+import { get, newTenant, readAll, sync, useServer, type TestTenant } from "./support/harness.js";
 
 const server = useServer();
 
@@ -276,5 +276,14 @@ describe("time window in name order", () => {
         ).toEqual(want);
       }
     }
+    // The first page's choice rides in its cursor, so that the walk's later pages need not count.
+    const planOf = async (query: string) => {
+      const { body } = await get<{ cursor: string }>(server(), `/v1/withdrawals?limit=2&${query}`, tenant.keys.read);
+      const cursor = body.cursor;
+      return (JSON.parse(Buffer.from(cursor.split(".")[0]!, "base64url").toString("utf8")) as { p?: string }).p;
+    };
+    expect(await planOf(`name=ma&createdSince=${iso(now - 11 * DAY)}&createdUntil=${iso(now + DAY)}`)).toBe("name-index");
+    expect(await planOf(`name=ma&createdSince=${iso(now - 3 * DAY)}&createdUntil=${iso(now - 2 * DAY)}`)).toBe("window-first");
+    expect(await planOf(`createdSince=${iso(now - 3 * DAY)}&createdUntil=${iso(now - 2 * DAY)}`)).toBeUndefined();
   }, 120_000);
 });

@@ -19,17 +19,29 @@ export function needsLateRange(collection: Collection, query: ListQuery): boolea
   return tilesWindow(collection, query) && windowNeedsLateRange(query);
 }
 
+/** How a window in name order is read (see WINDOW_FIRST_BOUND), as the walk's cursors carry it. */
+const WINDOW_FIRST = "window-first";
+const NAME_INDEX = "name-index";
+
 /**
  * How the page reads its window: the tenant's late rows' range when the tiling needs it and,
  * in name order, whether the window is small enough to be read whole (WINDOW_FIRST_BOUND). Each
- * takes one more query, and only for a window.
+ * takes one more query, and only for a window; in name order only on a walk's first page, whose
+ * choice its cursors carry (`chosen`), so that every page of a walk reads by one plan.
  */
-export async function windowPlan(db: Kysely<Schema>, collection: Collection, keyHash: string, query: ListQuery): Promise<WindowPlan> {
+export async function windowPlan(
+  db: Kysely<Schema>,
+  collection: Collection,
+  keyHash: string,
+  query: ListQuery,
+  chosen?: string,
+): Promise<WindowPlan> {
   if (!tilesWindow(collection, query)) return {};
   const late = windowNeedsLateRange(query)
     ? lateRangeOf((await db.executeQuery(lateRangeQuery(db, collection, keyHash))).rows[0])
     : undefined;
   if (listOrder(query) === "created") return { late };
+  if (chosen === WINDOW_FIRST || chosen === NAME_INDEX) return { late, windowFirst: chosen === WINDOW_FIRST };
   const counted = (await db.executeQuery(windowCountQuery(db, collection, keyHash, query, late))).rows[0];
   return { late, windowFirst: Number(counted?.n ?? 0) <= WINDOW_FIRST_BOUND };
 }
@@ -61,12 +73,17 @@ export async function listPage(
     await reader.tenantOfKey();
     throw error;
   }
-  const plan = await windowPlan(db, collection, reader.keyHash, query);
+  const plan = await windowPlan(db, collection, reader.keyHash, query, opened?.plan);
   const { rows } = await db.executeQuery(pageQuery(db, collection, reader.keyHash, query, opened?.position, query.limit + 1, plan));
   const tenantId = rows[0]?.tenant_id ?? (await reader.tenantOfKey());
   if (opened !== undefined) checkCursorTenant(opened, tenantId);
   const order = listOrder(query);
-  const paged: PagedList<ListRow> = { list: collection.name, filterKey: query.filterKey, positionOf: (row) => positionOf(row, order) };
+  const paged: PagedList<ListRow> = {
+    list: collection.name,
+    filterKey: query.filterKey,
+    positionOf: (row) => positionOf(row, order),
+    plan: plan.windowFirst === undefined ? undefined : plan.windowFirst ? WINDOW_FIRST : NAME_INDEX,
+  };
   const page = pageOf(cursors, tenantId, paged, rows, query.limit);
   const cursor = page.cursor === null ? "null" : JSON.stringify(page.cursor);
   return `{"data":[${page.rows.map((row) => toApiJson(collection, row)).join(",")}],"cursor":${cursor}}`;

@@ -21,13 +21,16 @@ interface Payload {
   f: string; // hash of the canonical filters
   k: SortValue;
   i: string;
+  p?: string; // the walk's plan, for a list that chooses one
 }
 
 const MAC_BYTES = 16;
 const SHAPE = /^[A-Za-z0-9_-]{1,2048}\.[A-Za-z0-9_-]{22}$/;
 
 /** A cursor's position and the tenant it was issued to, which the caller compares with its own. */
-export type CursorCheck = { ok: true; tenantId: number; position: CursorPosition } | { ok: false; reason: "malformed" | "mismatch" };
+export type CursorCheck =
+  | { ok: true; tenantId: number; position: CursorPosition; plan?: string }
+  | { ok: false; reason: "malformed" | "mismatch" };
 
 export class CursorCodec {
   constructor(private readonly secret: string) {}
@@ -36,8 +39,9 @@ export class CursorCodec {
     return createHmac("sha256", this.secret).update(body).digest().subarray(0, MAC_BYTES);
   }
 
-  encode(tenantId: number, collection: string, filters: string, position: CursorPosition): string {
+  encode(tenantId: number, collection: string, filters: string, position: CursorPosition, plan?: string): string {
     const payload: Payload = { v: 1, t: tenantId, c: collection, f: filterHash(filters), k: position.key, i: position.id };
+    if (plan !== undefined) payload.p = plan;
     const body = Buffer.from(JSON.stringify(payload)).toString("base64url");
     return `${body}.${this.mac(body).toString("base64url")}`;
   }
@@ -59,12 +63,13 @@ export class CursorCodec {
       payload.v !== 1 ||
       typeof payload.t !== "number" ||
       (typeof payload.k !== "string" && typeof payload.k !== "number") ||
-      typeof payload.i !== "string"
+      typeof payload.i !== "string" ||
+      (payload.p !== undefined && typeof payload.p !== "string")
     ) {
       return { ok: false, reason: "malformed" };
     }
     if (payload.c !== collection || payload.f !== filterHash(filters)) return { ok: false, reason: "mismatch" };
-    return { ok: true, tenantId: payload.t, position: { key: payload.k, id: payload.i } };
+    return { ok: true, tenantId: payload.t, position: { key: payload.k, id: payload.i }, plan: payload.p };
   }
 }
 

@@ -23,7 +23,7 @@ export function openCursor(
   cursor: string,
   list: string,
   filterKey: string,
-): { tenantId: number; position: CursorPosition } {
+): { tenantId: number; position: CursorPosition; plan?: string } {
   const check = cursors.decode(cursor, list, filterKey);
   if (check.ok) return check;
   throw check.reason === "malformed"
@@ -44,6 +44,8 @@ export interface PagedList<R> {
   filterKey: string;
   /** A row's place in the list's order, which the next page starts after. */
   positionOf(row: R): CursorPosition;
+  /** The plan this page was read by, for the next page to read by too (see CursorCodec). */
+  plan?: string;
 }
 
 export interface Page<R> {
@@ -59,7 +61,7 @@ export function pageOf<R>(cursors: CursorCodec, tenantId: number, paged: PagedLi
   const shown = rows.slice(0, limit);
   const last = shown[shown.length - 1];
   const more = rows.length > limit && last !== undefined;
-  return { rows: shown, cursor: more ? cursors.encode(tenantId, paged.list, paged.filterKey, paged.positionOf(last)) : null };
+  return { rows: shown, cursor: more ? cursors.encode(tenantId, paged.list, paged.filterKey, paged.positionOf(last), paged.plan) : null };
 }
 
 /**
