@@ -197,7 +197,7 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
       const sorts = anyPlan ? Infinity : windowFirst ? 2 : 0;
       // A window that must first find where the tenant's late rows lie: that probe is checked too.
       let late;
-      if (needsLateRange(collection, query)) {
+      if (needsLateRange(storage.db, collection, query)) {
         const probe = lateRangeQuery(storage.db, collection, keyHash);
         await explainChecked(collection, probe, `${title}, the late rows' range`, true);
         late = lateRangeOf((await storage.db.executeQuery(probe)).rows[0]);

@@ -11,6 +11,7 @@ import fc from "fast-check";
 import { BUCKET_LEVELS_MS, BUCKET_ORIGIN_MS, SLACK_MS } from "../src/collections/late-event.js";
 import { sortKey } from "../src/collections/sort-key.js";
 import { tiles, WINDOW_FIRST_BOUND } from "../src/lists/window.js";
+import { POSTGRES, SQLITE } from "../src/storage/engine.js";
 import { withdrawal } from "./support/factories.js";
 import { get, newTenant, readAll, sync, useServer, type TestTenant } from "./support/harness.js";
 
@@ -121,18 +122,23 @@ async function storeLateAcrossBuckets() {
 const LENGTHS = [60_000, HOUR - 1, HOUR, HOUR + 1, 8 * HOUR, DAY - 1, DAY, 7 * DAY, 10 * DAY, 31 * DAY, 365 * DAY];
 
 describe("the tiling of a window's late rows", () => {
+  const YEAR = 365 * DAY;
+  const top = BUCKET_LEVELS_MS.length - 1;
+  const spansOf = (tiling: ReturnType<typeof tiles>) =>
+    tiling
+      .map((tile) => {
+        const size = BUCKET_LEVELS_MS[tile.level]!;
+        const start = tile.bucket * size - BUCKET_ORIGIN_MS;
+        return { ...tile, start, end: start + size - 1 };
+      })
+      .sort((a, b) => a.start - b.start);
+
   it("covers exactly the range, with disjoint buckets, at most seven of a level on either side of the largest", () => {
-    const YEAR = 365 * DAY;
     const range = fc.tuple(fc.integer({ min: -20 * YEAR, max: 20 * YEAR }), fc.integer({ min: 0, max: 12 * YEAR }));
     fc.assert(
       fc.property(range, ([low, length]) => {
         const high = low + length;
-        const spans = tiles(low, high).map((tile) => {
-          const size = BUCKET_LEVELS_MS[tile.level]!;
-          const start = tile.bucket * size - BUCKET_ORIGIN_MS;
-          return { ...tile, start, end: start + size - 1 };
-        });
-        spans.sort((a, b) => a.start - b.start);
+        const spans = spansOf(tiles(low, high));
         // Disjoint and gapless from the first bucket's start to the last one's end...
         spans.slice(1).forEach((span, i) => expect(span.start).toBe(spans[i]!.end + 1));
         // ...which is the range itself, but for the hours at either end it covers in part.
@@ -141,10 +147,35 @@ describe("the tiling of a window's late rows", () => {
         expect(spans[0]!.start === low || (spans[0]!.edge && spans[0]!.level === 0)).toBe(true);
         expect(spans.at(-1)!.end === high || (spans.at(-1)!.edge && spans.at(-1)!.level === 0)).toBe(true);
         expect(spans.filter((span) => span.edge).every((span) => span.level === 0 && (span.start <= low || span.end >= high))).toBe(true);
-        const top = BUCKET_LEVELS_MS.length - 1;
         for (let level = 0; level < top; level++)
           expect(spans.filter((span) => span.level === level).length).toBeLessThanOrEqual(2 * 7 + 2);
         expect(spans.filter((span) => span.level === top).length).toBeLessThanOrEqual(Math.ceil(length / BUCKET_LEVELS_MS[top]!) + 1);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("reaches past the range only into the room around it, with fewer buckets for it", () => {
+    // Room below and above the range: none, some, or unbounded (no late row on that side).
+    const room = fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 2 * YEAR }), fc.constant(Infinity));
+    const range = fc.tuple(fc.integer({ min: -20 * YEAR, max: 20 * YEAR }), fc.integer({ min: 0, max: 12 * YEAR }), room, room);
+    fc.assert(
+      fc.property(range, ([low, length, below, above]) => {
+        const high = low + length;
+        const outer: [number, number] = [low - below, high + above];
+        const tiling = tiles(low, high, outer);
+        const spans = spansOf(tiling);
+        spans.slice(1).forEach((span, i) => expect(span.start).toBe(spans[i]!.end + 1));
+        expect(spans[0]!.start).toBeLessThanOrEqual(low);
+        expect(spans.at(-1)!.end).toBeGreaterThanOrEqual(high);
+        // Every bucket lies within the room but an edge hour, which checks the event date.
+        for (const span of spans) {
+          if (span.edge) expect(span.level === 0 && (span.start < outer[0] || span.end > outer[1])).toBe(true);
+          else expect(span.start >= outer[0] && span.end <= outer[1]).toBe(true);
+        }
+        expect(tiling.length).toBeLessThanOrEqual(tiles(low, high).length);
+        if (below === Infinity && above === Infinity)
+          expect(tiling.length).toBeLessThanOrEqual(Math.ceil(length / BUCKET_LEVELS_MS[top]!) + 1);
       }),
       { numRuns: 2000 },
     );
@@ -210,6 +241,52 @@ describe("time window of a tenant with no late records", () => {
         .filter((part) => part !== "")
         .join("&");
       const { items } = await readAll(server(), tenant.keys.read, `/v1/withdrawals?${query}`, [2, 3]);
+      expect(
+        items.map((r) => r.id),
+        query,
+      ).toEqual(want);
+    }
+  });
+});
+
+describe("time window narrowed to the tenant's late records", () => {
+  it("returns exactly the records in the window when it ends inside, on or around the first and last hour of late ones", async () => {
+    const tenant = await newTenant(server());
+    // Late records in two hours over a year apart, on either side of the middle of each, early
+    // and late: a window that wide is tiled only where the tenant has late records (on either
+    // engine), and its buckets may reach past a side of the window beyond which it has none.
+    const firstHour = Date.UTC(2025, 3, 17, 19);
+    const lastHour = firstHour + 400 * DAY;
+    const stored: Stored[] = [];
+    for (const [h, hour] of [firstHour, lastHour].entries()) {
+      for (const [m, minute] of [1, 29, 30, 31, 59].entries()) {
+        const event = hour + minute * 60_000;
+        stored.push({ id: `l-${h}-${m}-a`, event, createdAt: event + 3 * DAY });
+        stored.push({ id: `l-${h}-${m}-b`, event, createdAt: event - 2 * DAY });
+      }
+    }
+    for (let day = -2; day <= 402; day += 20)
+      stored.push({ id: `t-${day}`, event: firstHour + day * DAY, createdAt: firstHour + day * DAY + 1 });
+    await storeAsPlanned(tenant, stored);
+    const middle = (hour: number) => hour + 30 * 60_000;
+    const windows: [number | undefined, number | undefined][] = [];
+    for (const since of [firstHour - 1, firstHour, firstHour + 1, middle(firstHour), firstHour + HOUR - 1, firstHour + HOUR]) {
+      for (const until of [lastHour - 1, lastHour, middle(lastHour), lastHour + HOUR - 1, lastHour + HOUR, undefined])
+        windows.push([since, until]);
+    }
+    for (const until of [lastHour, middle(lastHour), lastHour + HOUR]) windows.push([undefined, until]);
+    for (const [since, until] of windows) {
+      // Wide enough that every engine narrows it (Engine.armsPerQuery).
+      if (since !== undefined && until !== undefined)
+        expect(tiles(since, until).length).toBeGreaterThan(Math.max(SQLITE.armsPerQuery, POSTGRES.armsPerQuery));
+      const want = stored
+        .filter((r) => (since === undefined || r.event >= since) && (until === undefined || r.event <= until))
+        .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+        .map((r) => r.id);
+      const query = [since === undefined ? "" : `createdSince=${iso(since)}`, until === undefined ? "" : `createdUntil=${iso(until)}`]
+        .filter((part) => part !== "")
+        .join("&");
+      const { items } = await readAll(server(), tenant.keys.read, `/v1/withdrawals?${query}`, [3, 100]);
       expect(
         items.map((r) => r.id),
         query,

@@ -219,29 +219,29 @@ function merged(db: Kysely<Schema>, arms: RowsQuery[], take: number, tenantWith:
 const lateRanges = new QueryTemplates<{ low: number | string | null; high: number | string | null }>();
 
 /**
- * Where the late rows of the key's tenant's list lie, by their largest bucket: null when it has
- * none. Two probes of that bucket's index, for windows whose tiling must be narrowed to them.
+ * Where the late rows of the key's tenant's list lie, by the hour of their event dates: null
+ * when it has none. Two probes of the hours' index, for windows whose tiling is narrowed to them.
  */
 export function lateRangeQuery(db: Kysely<Schema>, collection: Collection, keyHash: string) {
   return lateRanges.fill(db, `${collection.name}:late-range`, { keyHash, now: Date.now() }, (s) => {
-    const bucket = bucketOf(BUCKET_LEVELS_MS.length - 1);
+    const hour = bucketOf(0);
     const probe = (direction: "asc" | "desc") =>
       db
         .selectFrom(collection.table as "withdrawals")
-        .select(bucket.as("bucket"))
+        .select(hour.as("bucket"))
         .where("tenant_id", "=", tenantOfKey(db, s))
-        .where(bucket, "is not", null)
-        .orderBy(bucket, direction)
+        .where(hour, "is not", null)
+        .orderBy(hour, direction)
         .limit(sql.lit(1));
     return db.selectNoFrom([probe("asc").as("low"), probe("desc").as("high")]);
   });
 }
 
-/** The event dates a late-range probe's buckets span, inclusive; null when there were none. */
+/** The event dates a late-range probe's hours span, inclusive; null when there were none. */
 export function lateRangeOf(row: { low: number | string | null; high: number | string | null } | undefined): LateRange | null {
   if (row === undefined || row.low === null || row.high === null) return null;
-  const length = BUCKET_LEVELS_MS[BUCKET_LEVELS_MS.length - 1] ?? 0;
-  return { low: Number(row.low) * length - BUCKET_ORIGIN_MS, high: (Number(row.high) + 1) * length - 1 - BUCKET_ORIGIN_MS };
+  const hour = BUCKET_LEVELS_MS[0] ?? 0;
+  return { low: Number(row.low) * hour - BUCKET_ORIGIN_MS, high: (Number(row.high) + 1) * hour - 1 - BUCKET_ORIGIN_MS };
 }
 
 /** How a statement's arms name the reader's tenant, and what the statement must begin with for it. */

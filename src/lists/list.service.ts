@@ -8,15 +8,16 @@ import type { Collection } from "../collections/define.js";
 import { toApiJson } from "../collections/record.js";
 import type { CursorCodec } from "../platform/cursor.js";
 import { checkCursorTenant, openCursor, pageOf, type PagedList } from "../platform/pager.js";
+import { engineOf } from "../storage/engine.js";
 import type { Schema } from "../storage/schema.js";
 import { parseListQuery, type ListQuery } from "./list.query.js";
 import { lateRangeOf, lateRangeQuery, pageQuery, tilesWindow, windowCountQuery, type WindowPlan } from "./list.repository.js";
 import { listOrder, positionOf, type ListRow } from "./list.shape.js";
 import { needsLateRange as windowNeedsLateRange, WINDOW_FIRST_BOUND } from "./window.js";
 
-/** Whether the page reads late rows by bucket over a span it must first narrow to the tenant's. */
-export function needsLateRange(collection: Collection, query: ListQuery): boolean {
-  return tilesWindow(collection, query) && windowNeedsLateRange(query);
+/** Whether the page reads late rows by bucket over a span it first narrows to the tenant's. */
+export function needsLateRange(db: Kysely<Schema>, collection: Collection, query: ListQuery): boolean {
+  return tilesWindow(collection, query) && windowNeedsLateRange(query, engineOf(db).armsPerQuery);
 }
 
 /** How a window in name order is read (see WINDOW_FIRST_BOUND), as the walk's cursors carry it. */
@@ -37,7 +38,7 @@ export async function windowPlan(
   chosen?: string,
 ): Promise<WindowPlan> {
   if (!tilesWindow(collection, query)) return {};
-  const late = windowNeedsLateRange(query)
+  const late = needsLateRange(db, collection, query)
     ? lateRangeOf((await db.executeQuery(lateRangeQuery(db, collection, keyHash))).rows[0])
     : undefined;
   if (listOrder(query) === "created") return { late };

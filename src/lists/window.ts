@@ -8,8 +8,9 @@
  * - The late rows, from their indexes by bucket of the event date (collections/late-event.ts):
  *   the window is tiled by whole buckets, the largest that fit, and each bucket is an arm in
  *   createdAt order. Only the window's first and last hours, when not whole, check the event
- *   date, on the index entry. A window that is open-ended or longer than a few of the largest
- *   buckets is first narrowed to the tenant's late rows (lateBucketRange).
+ *   date, on the index entry. A window that is open-ended or would take many arms is first
+ *   narrowed to the hours of the tenant's late rows (LateRange); past them the buckets may
+ *   reach beyond the window, as no late row lies there.
  * The arms are disjoint and each holds only rows of the window, whatever its width and however
  * late its rows were stored, so a page reads about `take` rows plus one seek per arm.
  */
@@ -34,8 +35,6 @@ const HOUR_MS = BUCKET_LEVELS_MS[0] ?? 3_600_000;
  */
 export const WINDOW_FIRST_BOUND = 5_000;
 const TOP = BUCKET_LEVELS_MS.length - 1;
-/** The largest buckets a window may span before it is narrowed to the tenant's late rows. */
-const MAX_TOP_TILES = 4;
 
 /** A late row's bucket at a level, as the indexes write it: the divisor is a literal, never a parameter. */
 export const bucketOf = (level: number) =>
@@ -51,50 +50,79 @@ export interface Tile {
   edge: boolean;
 }
 
-/** The inclusive range of event dates that the late rows of a tenant's list fall in, by largest bucket. */
+/** The inclusive range of event dates that the late rows of a tenant's list fall in, by whole hours. */
 export interface LateRange {
   low: number;
   high: number;
 }
 
 /**
- * The buckets that tile the event dates from `low` to `high` (inclusive, milliseconds): the
- * hours at either end that the range covers only in part, then whole buckets, each the largest
- * that fits where it starts (at most seven of a level on either side of the largest).
+ * The buckets that tile the event dates from `low` to `high` (inclusive, milliseconds): each
+ * the largest that fits where it starts, within `outer` (a range around them that holds no
+ * late row outside the window, so that a bucket may reach into it unchecked), and at either
+ * end an hour that lies only partly inside `outer`, which checks the event date.
  */
-export function tiles(low: number, high: number): Tile[] {
+export function tiles(low: number, high: number, outer: [number, number] = [low, high]): Tile[] {
   if (high < low) return [];
+  const [outerLow, outerHigh] = outer;
+  const startOf = (level: number, bucket: number) => bucket * 8 ** level * HOUR_MS - BUCKET_ORIGIN_MS;
+  const fits = (level: number, bucket: number) => startOf(level, bucket) >= outerLow && startOf(level, bucket + 1) - 1 <= outerHigh;
   const first = bucketAt(0, low);
   const last = bucketAt(0, high);
-  const startsOnHour = (low + BUCKET_ORIGIN_MS) % HOUR_MS === 0;
-  const endsOnHour = (high + 1 + BUCKET_ORIGIN_MS) % HOUR_MS === 0;
-  if (first === last) return [{ level: 0, bucket: first, edge: !(startsOnHour && endsOnHour) }];
+  if (first === last) return [{ level: 0, bucket: first, edge: !fits(0, first) }];
   const out: Tile[] = [];
-  if (!startsOnHour) out.push({ level: 0, bucket: first, edge: true });
-  if (!endsOnHour) out.push({ level: 0, bucket: last, edge: true });
-  const end = endsOnHour ? last : last - 1;
-  for (let hour = startsOnHour ? first : first + 1; hour <= end; ) {
+  let hour = first;
+  let end = last;
+  if (!fits(0, first)) {
+    out.push({ level: 0, bucket: first, edge: true });
+    hour += 1;
+  }
+  if (!fits(0, last)) {
+    out.push({ level: 0, bucket: last, edge: true });
+    end -= 1;
+  }
+  // A bucket may start before `hour` only where no tile lies before it, and end after `end` only where none lies after.
+  const ceiling = end === last ? Infinity : end;
+  while (hour <= end) {
     let level = TOP;
-    while (level > 0 && (hour % 8 ** level !== 0 || hour + 8 ** level - 1 > end)) level -= 1;
-    out.push({ level, bucket: hour / 8 ** level, edge: false });
-    hour += 8 ** level;
+    for (; level > 0; level -= 1) {
+      const size = 8 ** level;
+      const bucket = Math.floor(hour / size);
+      if ((bucket * size === hour || hour === first) && (bucket + 1) * size - 1 <= ceiling && fits(level, bucket)) break;
+    }
+    const bucket = Math.floor(hour / 8 ** level);
+    out.push({ level, bucket, edge: false });
+    hour = (bucket + 1) * 8 ** level;
   }
   return out;
 }
 
-/** Whether a window's late rows must first be narrowed to the tenant's (see LateRange). */
-export function needsLateRange({ since, until }: ListQuery): boolean {
+/**
+ * Whether a window's late rows must first be narrowed to the tenant's (see LateRange): when it
+ * is open-ended, and when its tiling would take more arms than a query to narrow it costs
+ * (`armsPerQuery`, the engine's).
+ */
+export function needsLateRange({ since, until }: ListQuery, armsPerQuery: number): boolean {
   if (since === undefined && until === undefined) return false;
   if (since === undefined || until === undefined) return true;
-  return bucketAt(TOP, until) - bucketAt(TOP, since) + 1 > MAX_TOP_TILES;
+  return tiles(since, until).length > armsPerQuery;
 }
 
-/** The event dates a window's late arms must cover: the window, within the tenant's late rows when known. */
-function lateSpan({ since, until }: ListQuery, late: LateRange | null | undefined): [number, number] | undefined {
+/**
+ * The event dates a window's late arms must cover (the window, within the tenant's late rows
+ * when known), and how far their buckets may reach: past a side of the window beyond which the
+ * tenant has no late row.
+ */
+function lateSpan({ since, until }: ListQuery, late: LateRange | null | undefined): [number, number, [number, number]] | undefined {
   if (late === null) return undefined;
   const low = Math.max(since ?? -Infinity, late?.low ?? -Infinity);
   const high = Math.min(until ?? Infinity, late?.high ?? Infinity);
-  return Number.isFinite(low) && Number.isFinite(high) ? [low, high] : undefined;
+  if (!Number.isFinite(low) || !Number.isFinite(high)) return undefined;
+  const outer: [number, number] = [
+    late !== undefined && (since ?? -Infinity) <= late.low ? -Infinity : low,
+    late !== undefined && (until ?? Infinity) >= late.high ? Infinity : high,
+  ];
+  return [low, high, outer];
 }
 
 /**
@@ -109,7 +137,8 @@ export function windowValues(query: ListQuery, tiled: boolean, late?: LateRange 
   if (since !== undefined) Object.assign(values, { since, sinceLower: since - SLACK_MS });
   if (until !== undefined) Object.assign(values, { until, untilUpper: until + SLACK_MS });
   if (!tiled) return values;
-  if (late === undefined && needsLateRange(query)) throw new Error("this window's late rows need their range (lateRangeQuery) first");
+  if (late === undefined && needsLateRange(query, Infinity))
+    throw new Error("this window's late rows need their range (lateRangeQuery) first");
   const span = lateSpan(query, late);
   if (span !== undefined) {
     tiles(...span).forEach((tile, i) => {

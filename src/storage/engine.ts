@@ -54,6 +54,12 @@ export interface Engine {
    * (storage/query-template.ts) and each statement keeps one plan, as on PostgreSQL.
    */
   readonly replansOnBind: boolean;
+  /**
+   * How many arms a statement may merge before one more query is worth its cost to remove
+   * some: in-process, a query costs a few arms' seeks; over the network, a round trip costs
+   * a few dozen (docs/measurements.md). A time window narrows its tiling by one (lists/window.ts).
+   */
+  readonly armsPerQuery: number;
   /** A column's NOT NULL can be dropped in place; without it the table is rebuilt. */
   readonly altersColumns: boolean;
   /**
@@ -94,6 +100,7 @@ export const SQLITE: Engine = {
   keyArrays: false,
   clusteredTables: true,
   replansOnBind: true,
+  armsPerQuery: 6,
   altersColumns: false,
   sharedByProcesses: false,
   favoursMemory: true,
@@ -133,6 +140,7 @@ export const POSTGRES: Engine = {
   keyArrays: true,
   clusteredTables: false,
   replansOnBind: false,
+  armsPerQuery: 28,
   altersColumns: true,
   sharedByProcesses: true,
   favoursMemory: false,
