@@ -32,6 +32,7 @@ export const windowSettings = {
   rows: integerSetting("BENCH_WINDOW_ROWS", 1_000_000),
   pages: integerSetting("BENCH_WINDOW_PAGES", 200),
   reps: integerSetting("BENCH_WINDOW_REPS", 3),
+  firstPages: integerSetting("BENCH_WINDOW_FIRST_PAGES", 15),
 };
 
 function integerSetting(name, fallback) {
@@ -330,31 +331,65 @@ async function buildDatabase(engine, postgresUrl, log) {
 // ---------------------------------------------------------------------------------------
 // The walks.
 
-/** Walks `path` up to `pages` pages; ms per page, the first and the slowest page, rows. */
-async function walk(baseUrl, key, path, pages) {
+/** A walk of `path`, one page at a time: the ms of each page, the rows, and whether it has ended. */
+function pager(baseUrl, key, path) {
   const headers = { authorization: `Bearer ${key}` };
-  const times = [];
+  const state = { times: [], rows: 0, ended: false };
   const seen = new Set();
   let cursor = null;
-  let rows = 0;
-  for (let page = 0; page < pages; page += 1) {
+  state.next = async () => {
     const url = `${baseUrl}${path}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`;
     const started = performance.now();
     const response = await fetch(url, { headers });
     const text = await response.text();
-    times.push(performance.now() - started);
+    state.times.push(performance.now() - started);
     if (response.status !== 200) throw new Error(`GET ${path}: ${response.status} ${text.slice(0, 300)}`);
     const body = JSON.parse(text);
     for (const item of body.data) {
       if (seen.has(item.id)) throw new Error(`GET ${path}: ${item.id} came twice`);
       seen.add(item.id);
     }
-    rows += body.data.length;
+    state.rows += body.data.length;
     cursor = body.cursor;
-    if (cursor === null) break;
+    state.ended = cursor === null;
+  };
+  return state;
+}
+
+const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
+
+/**
+ * Walks `path` up to `pages` pages, each page right after the next page of a walk of
+ * `reference`, so that both see the same moments of a noisy machine: ms per page of each,
+ * the slowest page, pages, rows.
+ */
+async function pairedWalk(baseUrl, key, path, reference, pages) {
+  const walk = pager(baseUrl, key, path);
+  let other = pager(baseUrl, key, reference);
+  const referenceTimes = [];
+  while (walk.times.length < pages && !walk.ended) {
+    if (other.ended) other = pager(baseUrl, key, reference);
+    await other.next();
+    referenceTimes.push(other.times[other.times.length - 1]);
+    await walk.next();
   }
-  const total = times.reduce((a, b) => a + b, 0);
-  return { perPage: total / times.length, first: times[0], slowest: Math.max(...times), pages: times.length, rows };
+  return {
+    perPage: mean(walk.times),
+    reference: mean(referenceTimes),
+    slowest: Math.max(...walk.times),
+    pages: walk.times.length,
+    rows: walk.rows,
+  };
+}
+
+/** ms of one request for the first page of `path`. */
+async function firstPage(baseUrl, key, path) {
+  const started = performance.now();
+  const response = await fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });
+  const text = await response.text();
+  const ms = performance.now() - started;
+  if (response.status !== 200) throw new Error(`GET ${path}: ${response.status} ${text.slice(0, 300)}`);
+  return ms;
 }
 
 const median = (values) => {
@@ -400,22 +435,28 @@ export async function runWindowMatrix(engine, { postgresUrl, startServer, log })
       const rows = [];
       for (const shape of SHAPES) {
         const key = database.keys[shape];
-        const go = (path) => walk(server.url, key, path, windowSettings.pages);
         // Unmeasured: each query shape's first use compiles its template (and on PostgreSQL
         // prepares its statement), and the tenant's pages come into the cache.
-        await go(plainPath);
-        for (const cell of cells) await walk(server.url, key, cell.path, 3);
-        const plain = [];
+        await pairedWalk(server.url, key, plainPath, plainPath, windowSettings.pages);
+        for (const cell of cells) await pairedWalk(server.url, key, cell.path, plainPath, 3);
         const results = cells.map(() => []);
         for (let rep = 0; rep < windowSettings.reps; rep += 1) {
-          // Plain walks between the cells, so that the reference sees the same drift as they do.
+          for (let i = 0; i < cells.length; i += 1)
+            results[i].push(await pairedWalk(server.url, key, cells[i].path, plainPath, windowSettings.pages));
+        }
+        const plain = results.flat();
+        // A first page is one request, which a collection or a scheduler's hiccup can double:
+        // each list's is the median of many, each right after one of the plain list's.
+        const plainFirst = [];
+        const firsts = cells.map(() => []);
+        for (let rep = 0; rep < windowSettings.firstPages; rep += 1) {
           for (let i = 0; i < cells.length; i += 1) {
-            if (i % 4 === 0) plain.push(await go(plainPath));
-            results[i].push(await go(cells[i].path));
+            plainFirst.push(await firstPage(server.url, key, plainPath));
+            firsts[i].push(await firstPage(server.url, key, cells[i].path));
           }
         }
-        const reference = median(plain.map((w) => w.perPage));
-        const referenceFirst = median(plain.map((w) => w.first));
+        const reference = median(plain.map((w) => w.reference));
+        const referenceFirst = median(plainFirst);
         log(`  ${shape}: the plain list ${reference.toFixed(2)} ms a page (first page ${referenceFirst.toFixed(2)} ms)`);
         rows.push({
           shape,
@@ -424,23 +465,22 @@ export async function runWindowMatrix(engine, { postgresUrl, startServer, log })
           ratio: 1,
           first: referenceFirst,
           firstRatio: 1,
-          slowest: median(plain.map((w) => w.slowest)),
-          pages: plain[0].pages,
-          rows: plain[0].rows,
+          slowest: undefined,
+          pages: undefined,
+          rows: undefined,
         });
         cells.forEach((cell, i) => {
           const perPage = median(results[i].map((w) => w.perPage));
-          const first = median(results[i].map((w) => w.first));
+          const first = median(firsts[i]);
           const slowest = median(results[i].map((w) => w.slowest));
           rows.push({
             shape,
             what: cell.what,
             perPage,
-            ratio: perPage / reference,
+            ratio: median(results[i].map((w) => w.perPage / w.reference)),
             first,
             firstRatio: first / referenceFirst,
             slowest,
-            slowestRatio: slowest / reference,
             pages: results[i][0].pages,
             rows: results[i][0].rows,
           });
@@ -466,12 +506,12 @@ export function windowReport(engine, { rows, imported }) {
     return [
       r.shape,
       r.what,
-      r.rows.toLocaleString("en"),
-      String(r.pages),
+      r.rows?.toLocaleString("en") ?? "-",
+      r.pages === undefined ? "-" : String(r.pages),
       r.perPage.toFixed(2),
       `${r.ratio.toFixed(2)}x`,
       `${r.firstRatio.toFixed(2)}x`,
-      r.slowest.toFixed(1),
+      r.slowest?.toFixed(1) ?? "-",
     ];
   });
   const importLine =
