@@ -5,7 +5,7 @@
  * ordered by the sort key and id. Compiled once per shape (see storage/query-template.ts);
  * each page fills in its values.
  */
-import { sql, type Compilable, type CompiledQuery, type Kysely, type RawBuilder, type SelectQueryBuilder } from "kysely";
+import { CompiledQuery, sql, type Compilable, type Kysely, type RawBuilder, type SelectQueryBuilder } from "kysely";
 import { BUCKET_LEVELS_MS, BUCKET_ORIGIN_MS } from "../collections/late-event.js";
 import { RELATION_COLUMNS, RELATIONS, type Collection } from "../collections/define.js";
 import { prefixEnd, sortKey } from "../collections/sort-key.js";
@@ -190,8 +190,8 @@ export function windowCountQuery(db: Kysely<Schema>, collection: Collection, key
     );
     const rows = engineOf(db).mergesOrderedUnion
       ? sql`${unionAll(arms).limit(bound)}`
-      : sql`${tenant.with}select one from (${ordered}) as arms limit ${bound}`;
-    const query = sql<{ n: number | string }>`select count(*) as n from (${rows}) as w`;
+      : sql`select one from (${ordered}) as arms limit ${bound}`;
+    const query = sql<{ n: number | string }>`${tenant.with}select count(*) as n from (${rows}) as w`;
     return { compile: () => query.compile(db) as CompiledQuery<{ n: number | string }> };
   });
 }
@@ -207,7 +207,17 @@ function merged(db: Kysely<Schema>, arms: RowsQuery[], take: number, tenantWith:
   const [first, ...rest] = arms;
   if (first === undefined) throw new Error("a page needs an arm");
   if (rest.length === 0) return newest(first).limit(sql.lit(take));
-  if (engineOf(db).mergesOrderedUnion) return newest(rest.reduce((union, arm) => union.unionAll(arm), first)).limit(sql.lit(take));
+  if (engineOf(db).mergesOrderedUnion) {
+    // Written out after the `with` (its parameters are positional), not embedded, which would
+    // put the union in parentheses.
+    const union = newest(rest.reduce((u, arm) => u.unionAll(arm), first)).limit(sql.lit(take));
+    return {
+      compile: () => {
+        const [head, body] = [tenantWith.compile(db), union.compile()];
+        return CompiledQuery.raw(`${head.sql}${body.sql}`, [...head.parameters, ...body.parameters]) as CompiledQuery<ListRow>;
+      },
+    };
+  }
   const union = sql.join(
     arms.map((arm) => sql`${newest(arm).limit(sql.lit(take))}`),
     sql` union all `,
@@ -251,14 +261,12 @@ interface ArmsTenant {
 }
 
 /**
- * The tenant for a statement of many arms. Where each arm runs as a plan of its own
- * (PostgreSQL's Merge Append of ordered arms), the key is looked up once, in a `with`, and
- * each arm reads the tenant from there: a look-up in every arm cost a plan node and a scan of
- * the keys an arm (docs/measurements.md). SQLite looks the key up by its index in each arm,
- * and merges only a bare union, which a `with` would have to wrap.
+ * The tenant for a statement of many arms: the key is looked up once, in a `with`, and each
+ * arm reads the tenant from there. A look-up in every arm cost PostgreSQL a plan node and a
+ * scan of the keys an arm, and SQLite about a microsecond an arm (docs/measurements.md);
+ * SQLite still merges the bare union that the `with` leads.
  */
 function armsTenant(db: Kysely<Schema>, s: Slots): ArmsTenant {
-  if (engineOf(db).mergesOrderedUnion) return oneArmTenant(db, s);
   return { ref: sql<number>`(select tenant_id from reader)`, with: sql`with reader as materialized ${tenantOfKey(db, s)} ` };
 }
 
