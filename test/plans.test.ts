@@ -197,13 +197,14 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
       const anyPlan = windowFirst && ENGINE === "postgres" && Number(tableRows[0]?.n) <= WINDOW_FIRST_BOUND;
       const sorts = anyPlan ? Infinity : windowFirst ? 2 : 0;
       // A window that must first find where the tenant's late rows lie: that probe is checked too.
-      let late;
+      let probed: WindowPlan = {};
       if (needsLateRange(storage.db, collection, query)) {
         const probe = lateRangeQuery(storage.db, collection, keyHash);
         await explainChecked(collection, probe, `${title}, the late rows' range`, true);
-        late = lateRangeOf((await storage.db.executeQuery(probe)).rows[0]);
+        probed = lateRangeOf((await storage.db.executeQuery(probe)).rows[0]);
       }
-      const plan: WindowPlan = { late, windowFirst };
+      const { late } = probed;
+      const plan: WindowPlan = { ...probed, windowFirst };
       // The count stops at the bound; PostgreSQL may read an arm that it estimates smaller than
       // the bound whole, by a bitmap scan, and sort it (windowCountQuery).
       if (windowFirst) {

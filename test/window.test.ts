@@ -9,8 +9,13 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { BUCKET_LEVELS_MS, BUCKET_ORIGIN_MS, SLACK_MS } from "../src/collections/late-event.js";
+import { withdrawals } from "../src/collections/registry.js";
 import { sortKey } from "../src/collections/sort-key.js";
+import { parseListQuery } from "../src/lists/list.query.js";
+import { pageQuery } from "../src/lists/list.repository.js";
+import { windowPlan } from "../src/lists/list.service.js";
 import { tiles, WINDOW_FIRST_BOUND } from "../src/lists/window.js";
+import { hashKey } from "../src/platform/keys.js";
 import { POSTGRES, SQLITE } from "../src/storage/engine.js";
 import { withdrawal } from "./support/factories.js";
 import { get, newTenant, readAll, sync, useServer, type TestTenant } from "./support/harness.js";
@@ -292,6 +297,44 @@ describe("time window narrowed to the tenant's late records", () => {
         query,
       ).toEqual(want);
     }
+  });
+});
+
+describe("a narrowed window's first page beside a writer", () => {
+  it("shows no record stored after it found the late records' range, so its cursor passes none", async () => {
+    const tenant = await newTenant(server());
+    const firstHour = Date.UTC(2025, 3, 17, 19);
+    const lastHour = firstHour + 400 * DAY;
+    const stored: Stored[] = [];
+    for (const [h, hour] of [firstHour, lastHour].entries()) stored.push({ id: `l-${h}`, event: hour + 60_000, createdAt: hour + 3 * DAY });
+    for (let day = 0; day <= 400; day += 10)
+      stored.push({ id: `t-${day}`, event: firstHour + day * DAY, createdAt: firstHour + day * DAY + 1 });
+    await storeAsPlanned(tenant, stored);
+    const since = firstHour - DAY;
+    const until = lastHour + 10 * DAY;
+    const query = parseListQuery(withdrawals, `limit=5&createdSince=${iso(since)}&createdUntil=${iso(until)}`);
+    const keyHash = hashKey(tenant.keys.read);
+    const { db } = server().storage;
+    const plan = await windowPlan(db, withdrawals, keyHash, query);
+    expect(plan.late, "the window is narrowed to the late records").toEqual({ low: firstHour, high: lastHour + HOUR - 1 });
+    // Between the probe and the page: a late record whose event lies in the window but past
+    // the late records' range, then one on time, stored after it.
+    const later = lastHour + 6 * DAY;
+    await storeAsPlanned(tenant, [
+      { id: "late-since", event: lastHour + 5 * DAY, createdAt: later },
+      { id: "on-time-since", event: later + 60_000, createdAt: later + 120_000 },
+    ]);
+    const { rows } = await db.executeQuery(pageQuery(db, withdrawals, keyHash, query, undefined, query.limit + 1, plan));
+    const before = stored
+      .filter((r) => r.event >= since && r.event <= until)
+      .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+      .map((r) => r.id);
+    expect(rows.map((r) => r.id)).toEqual(before.slice(0, query.limit + 1));
+    // A walk begun now finds both.
+    const { items } = await readAll(server(), tenant.keys.read, `/v1/withdrawals?createdSince=${iso(since)}&createdUntil=${iso(until)}`, [
+      5,
+    ]);
+    expect(items.map((r) => r.id)).toEqual(["on-time-since", "late-since", ...before]);
   });
 });
 

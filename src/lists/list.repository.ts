@@ -44,6 +44,7 @@ export function pageQuery(
   options: WindowPlan = {},
 ): CompiledQuery<ListRow> {
   const order = listOrder(query);
+  after ??= order === "created" ? belowNewest(options.newest) : undefined;
   const windowFirst = options.windowFirst === true && order !== "created";
   const tiled = collection.kind === "transaction" && (order === "created" || windowFirst);
   const values = pageValues(keyHash, query, after, tiled, options.late);
@@ -60,6 +61,18 @@ export interface WindowPlan {
   late?: LateRange | null;
   /** In name order, read the window's own rows and sort them (see WINDOW_FIRST_BOUND). */
   windowFirst?: boolean;
+  /**
+   * The createdAt of the tenant's newest row when `late` was found (null: it had none). A first
+   * page reads no row stored since: its tiling, narrowed to where late rows lay, could miss a
+   * late row stored since and show a later one, whose cursor would then pass the first for good.
+   */
+  newest?: number | null;
+}
+
+/** A position just above the row `newest` (its createdAt), or below every row when there was none. */
+function belowNewest(newest: number | null | undefined): CursorPosition | undefined {
+  if (newest === undefined) return undefined;
+  return { key: newest === null ? Number.MIN_SAFE_INTEGER : newest + 1, id: "" };
 }
 
 /** Whether a page reads the rows of a time window through its createdAt-ordered arms, in some plan: a transaction list's. */
@@ -226,32 +239,57 @@ function merged(db: Kysely<Schema>, arms: RowsQuery[], take: number, tenantWith:
   return { compile: () => query.compile(db) as CompiledQuery<ListRow> };
 }
 
-const lateRanges = new QueryTemplates<{ low: number | string | null; high: number | string | null }>();
+type Probed = number | string | null;
+export interface LateRangeRow {
+  low: Probed;
+  high: Probed;
+  newest_on_time: Probed;
+  newest_late: Probed;
+}
+
+const lateRanges = new QueryTemplates<LateRangeRow>();
 
 /**
- * Where the late rows of the key's tenant's list lie, by the hour of their event dates: null
- * when it has none. Two probes of the hours' index, for windows whose tiling is narrowed to them.
+ * Where the late rows of the key's tenant's list lie, by the hour of their event dates, and the
+ * createdAt of its newest row on time and late, all as of one moment: four probes of an index
+ * each, for windows whose tiling is narrowed to the late rows (see WindowPlan.newest).
  */
 export function lateRangeQuery(db: Kysely<Schema>, collection: Collection, keyHash: string) {
   return lateRanges.fill(db, `${collection.name}:late-range`, { keyHash, now: Date.now() }, (s) => {
+    const table = collection.table as "withdrawals";
     const hour = bucketOf(0);
     const probe = (direction: "asc" | "desc") =>
       db
-        .selectFrom(collection.table as "withdrawals")
+        .selectFrom(table)
         .select(hour.as("bucket"))
         .where("tenant_id", "=", tenantOfKey(db, s))
         .where(hour, "is not", null)
         .orderBy(hour, direction)
         .limit(sql.lit(1));
-    return db.selectNoFrom([probe("asc").as("low"), probe("desc").as("high")]);
+    const newest = (late: "is" | "is not") =>
+      db
+        .selectFrom(table)
+        .select("created_at")
+        .where("tenant_id", "=", tenantOfKey(db, s))
+        .where("late_event_at", late, null)
+        .orderBy("created_at", "desc")
+        .limit(sql.lit(1));
+    return db.selectNoFrom([
+      probe("asc").as("low"),
+      probe("desc").as("high"),
+      newest("is").as("newest_on_time"),
+      newest("is not").as("newest_late"),
+    ]);
   });
 }
 
-/** The event dates a late-range probe's hours span, inclusive; null when there were none. */
-export function lateRangeOf(row: { low: number | string | null; high: number | string | null } | undefined): LateRange | null {
-  if (row === undefined || row.low === null || row.high === null) return null;
+/** What a late-range probe found: the event dates its hours span, inclusive (null: no late rows), and the newest createdAt. */
+export function lateRangeOf(row: LateRangeRow | undefined): Pick<WindowPlan, "late" | "newest"> {
+  const stored = [row?.newest_on_time, row?.newest_late].filter((at) => at !== null && at !== undefined).map(Number);
+  const newest = stored.length === 0 ? null : Math.max(...stored);
+  if (row === undefined || row.low === null || row.high === null) return { late: null, newest };
   const hour = BUCKET_LEVELS_MS[0] ?? 0;
-  return { low: Number(row.low) * hour - BUCKET_ORIGIN_MS, high: (Number(row.high) + 1) * hour - 1 - BUCKET_ORIGIN_MS };
+  return { late: { low: Number(row.low) * hour - BUCKET_ORIGIN_MS, high: (Number(row.high) + 1) * hour - 1 - BUCKET_ORIGIN_MS }, newest };
 }
 
 /** How a statement's arms name the reader's tenant, and what the statement must begin with for it. */

@@ -38,10 +38,13 @@ export async function windowPlan(
   chosen?: string,
 ): Promise<WindowPlan> {
   if (!tilesWindow(collection, query)) return {};
-  const late = needsLateRange(db, collection, query)
+  const probed = needsLateRange(db, collection, query)
     ? lateRangeOf((await db.executeQuery(lateRangeQuery(db, collection, keyHash))).rows[0])
-    : undefined;
-  if (listOrder(query) === "created") return { late };
+    : {};
+  if (listOrder(query) === "created") return probed;
+  // In name order no page bounds createdAt: a row stored mid-walk is missed when it sorts
+  // before the cursor anyway, and the next page's probe finds any that sorts after.
+  const late = probed.late;
   if (chosen === WINDOW_FIRST || chosen === NAME_INDEX) return { late, windowFirst: chosen === WINDOW_FIRST };
   const counted = (await db.executeQuery(windowCountQuery(db, collection, keyHash, query, late))).rows[0];
   return { late, windowFirst: Number(counted?.n ?? 0) <= WINDOW_FIRST_BOUND };
