@@ -5,7 +5,7 @@
  * ordered by the sort key and id. Compiled once per shape (see storage/query-template.ts);
  * each page fills in its values.
  */
-import { CompiledQuery, sql, type Compilable, type Kysely, type RawBuilder, type SelectQueryBuilder } from "kysely";
+import { CompiledQuery, sql, type Compilable, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from "kysely";
 import { BUCKET_LEVELS_MS, BUCKET_ORIGIN_MS } from "../collections/late-event.js";
 import { RELATION_COLUMNS, RELATIONS, type Collection } from "../collections/define.js";
 import { prefixEnd, sortKey } from "../collections/sort-key.js";
@@ -157,24 +157,48 @@ function windowArms<O>(
  * found by the window's arms and kept apart (materialized, so that no planner moves the name
  * and cursor conditions into the arms and reads them by the name index instead), then the
  * page's ids in name order, then their rows. Taken only for a window of at most
- * WINDOW_FIRST_BOUND rows (windowCountQuery), so the sort is bounded.
+ * WINDOW_FIRST_BOUND rows (windowCountQuery), so the sort is bounded. Where a column can be kept
+ * from choosing an index (Engine.rowids), the arms check the name and cursor themselves, so that
+ * only the rows they keep are set apart, and the page's rows are joined back by their rowids.
  */
 function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<ListRow> {
   const table = collection.table as "withdrawals";
-  const rows = unionAll(windowArms(s, () => db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s)).select(["id", "name_key"])));
+  const { rowids } = engineOf(db);
+  // The page's name range and cursor, on the columns as written.
+  const inPage = (nameKey: RawBuilder<string>, id: RawBuilder<string>) => {
+    const terms: RawBuilder<SqlBool>[] = [];
+    if (s.nameLow !== undefined) terms.push(sql`${nameKey} >= ${s.nameLow}`);
+    if (s.nameHigh !== undefined) terms.push(sql`${nameKey} < ${s.nameHigh}`);
+    if (s.afterKey !== undefined) terms.push(sql`(${nameKey}, ${id}) > (${s.afterKey}, ${s.afterId})`);
+    return terms;
+  };
+  const arm = () => {
+    const found = db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s));
+    if (!rowids) return found.select(["id", "name_key", sql<number>`null`.as("address")]);
+    return inPage(sql`+name_key`, sql`+id`)
+      .reduce((q, term) => q.where(term), found)
+      .select(["id", "name_key", sql<number>`rowid`.as("address")]);
+  };
+  const rows = unionAll(windowArms(s, arm));
   return db
     .with(
       (cte) => cte("w").materialized(),
       () => rows,
     )
-    .selectFrom((eb) => {
-      let page = eb.selectFrom("w").select(["w.id", "w.name_key"]);
-      if (s.nameLow !== undefined) page = page.where("w.name_key", ">=", s.nameLow);
-      if (s.nameHigh !== undefined) page = page.where("w.name_key", "<", s.nameHigh);
-      if (s.afterKey !== undefined) page = page.where((e) => e(e.refTuple("w.name_key", "w.id"), ">", e.tuple(s.afterKey, s.afterId)));
-      return page.orderBy("w.name_key").orderBy("w.id").limit(sql.lit(take)).as("p");
-    })
-    .innerJoin(`${table} as t`, (join) => join.on("t.tenant_id", "=", tenantOfKey(db, s)).onRef("t.id", "=", "p.id"))
+    .selectFrom((eb) =>
+      inPage(sql`w.name_key`, sql`w.id`)
+        .reduce((q, term) => q.where(term), eb.selectFrom("w"))
+        .select(["w.id", "w.name_key", "w.address"])
+        .orderBy("w.name_key")
+        .orderBy("w.id")
+        .limit(sql.lit(take))
+        .as("p"),
+    )
+    .innerJoin(`${table} as t`, (join) =>
+      rowids
+        ? join.on(sql`t.rowid`, "=", sql.ref("p.address"))
+        : join.on("t.tenant_id", "=", tenantOfKey(db, s)).onRef("t.id", "=", "p.id"),
+    )
     .select(LIST_COLUMNS.map((column) => `t.${column}` as const))
     .orderBy("p.name_key")
     .orderBy("p.id");

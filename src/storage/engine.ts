@@ -48,6 +48,13 @@ export interface Engine {
   /** A table can be stored in its primary key's order (`WITHOUT ROWID`): one B-tree a row, not two. */
   readonly clusteredTables: boolean;
   /**
+   * A row of an ordinary table has an address (`rowid`) that a statement may join it back by,
+   * one B-tree descent instead of the primary key's two; and a column written `+column` is one
+   * that no index is chosen by, so a condition on it can go where a planner must not read by its
+   * index. Without it, rows are joined back by key and such conditions stay outside.
+   */
+  readonly rowids: boolean;
+  /**
    * A prepared statement is planned again whenever a value the planner looked at is bound anew
    * (SQLite's STAT4 samples), which for a window page's many arms cost more than running it. A
    * value written `+?` is one the planner cannot look at, so query templates write theirs so
@@ -99,6 +106,7 @@ export const SQLITE: Engine = {
   combinesRangeBounds: false,
   keyArrays: false,
   clusteredTables: true,
+  rowids: true,
   replansOnBind: true,
   armsPerQuery: 6,
   altersColumns: false,
@@ -139,6 +147,7 @@ export const POSTGRES: Engine = {
   combinesRangeBounds: true,
   keyArrays: true,
   clusteredTables: false,
+  rowids: false,
   replansOnBind: false,
   armsPerQuery: 28,
   altersColumns: true,
