@@ -12,8 +12,8 @@ import { engineOf } from "../storage/engine.js";
 import type { Schema } from "../storage/schema.js";
 import { parseListQuery, type ListQuery } from "./list.query.js";
 import { lateRangeOf, lateRangeQuery, pageQuery, tilesWindow, windowCountQuery, type WindowPlan } from "./list.repository.js";
-import { listOrder, positionOf, type ListRow } from "./list.shape.js";
-import { needsLateRange as windowNeedsLateRange, WINDOW_FIRST_BOUND } from "./window.js";
+import { listOrder, positionOf, type ListOrder, type ListRow } from "./list.shape.js";
+import { needsLateRange as windowNeedsLateRange, WINDOW_FIRST_BOUND, type LateRange } from "./window.js";
 
 /** Whether the page reads late rows by bucket over a span it first narrows to the tenant's. */
 export function needsLateRange(db: Kysely<Schema>, collection: Collection, query: ListQuery): boolean {
@@ -25,10 +25,29 @@ const WINDOW_FIRST = "window-first";
 const NAME_INDEX = "name-index";
 
 /**
+ * Where a walk's late rows lie, as its cursors carry it in createdAt order: `late:<low>,<high>`
+ * (LateRange), or `late:none`. A later page reads only rows below its cursor, and every such row
+ * was stored before the first page's probe (createdAt rises in commit order), so the probe's
+ * range holds for the whole walk.
+ */
+const LATE = "late:";
+
+function lateOfCursor(chosen: string | undefined): LateRange | null | undefined {
+  if (chosen === `${LATE}none`) return null;
+  const match = chosen === undefined ? null : /^late:(-?\d+),(-?\d+)$/.exec(chosen);
+  return match === null ? undefined : { low: Number(match[1]), high: Number(match[2]) };
+}
+
+function cursorOfLate(late: LateRange | null): string {
+  return late === null ? `${LATE}none` : `${LATE}${late.low},${late.high}`;
+}
+
+/**
  * How the page reads its window: the tenant's late rows' range when the tiling needs it and,
  * in name order, whether the window is small enough to be read whole (WINDOW_FIRST_BOUND). Each
- * takes one more query, and only for a window; in name order only on a walk's first page, whose
- * choice its cursors carry (`chosen`), so that every page of a walk reads by one plan.
+ * takes one more query, and only for a window: in createdAt order only on a walk's first page,
+ * in name order on each page for the range and on the first for the choice. What a first page
+ * found, its cursors carry (`chosen`), so that every page of a walk reads by one plan.
  */
 export async function windowPlan(
   db: Kysely<Schema>,
@@ -38,16 +57,24 @@ export async function windowPlan(
   chosen?: string,
 ): Promise<WindowPlan> {
   if (!tilesWindow(collection, query)) return {};
-  const probed = needsLateRange(db, collection, query)
-    ? lateRangeOf((await db.executeQuery(lateRangeQuery(db, collection, keyHash))).rows[0])
-    : {};
-  if (listOrder(query) === "created") return probed;
+  const created = listOrder(query) === "created";
+  const narrowed = needsLateRange(db, collection, query);
+  const carried = created && narrowed ? lateOfCursor(chosen) : undefined;
+  if (carried !== undefined) return { late: carried };
+  const probed = narrowed ? lateRangeOf((await db.executeQuery(lateRangeQuery(db, collection, keyHash))).rows[0]) : {};
+  if (created) return probed;
   // In name order no page bounds createdAt: a row stored mid-walk is missed when it sorts
   // before the cursor anyway, and the next page's probe finds any that sorts after.
   const late = probed.late;
   if (chosen === WINDOW_FIRST || chosen === NAME_INDEX) return { late, windowFirst: chosen === WINDOW_FIRST };
   const counted = (await db.executeQuery(windowCountQuery(db, collection, keyHash, query, late))).rows[0];
   return { late, windowFirst: Number(counted?.n ?? 0) <= WINDOW_FIRST_BOUND };
+}
+
+/** What a page's cursor carries of how it was read, for the next page to read by too. */
+function cursorPlan(plan: WindowPlan, order: ListOrder): string | undefined {
+  if (plan.windowFirst !== undefined) return plan.windowFirst ? WINDOW_FIRST : NAME_INDEX;
+  return order === "created" && plan.late !== undefined ? cursorOfLate(plan.late) : undefined;
 }
 
 /** Who asks for a page: the hash of a well-formed key, and the full key check. */
@@ -86,7 +113,7 @@ export async function listPage(
     list: collection.name,
     filterKey: query.filterKey,
     positionOf: (row) => positionOf(row, order),
-    plan: plan.windowFirst === undefined ? undefined : plan.windowFirst ? WINDOW_FIRST : NAME_INDEX,
+    plan: cursorPlan(plan, order),
   };
   const page = pageOf(cursors, tenantId, paged, rows, query.limit);
   const cursor = page.cursor === null ? "null" : JSON.stringify(page.cursor);
