@@ -7,12 +7,14 @@
  *   finds them, the event date checked on the index entry.
  * - The late rows, from their indexes by bucket of the event date (collections/late-event.ts):
  *   the window is tiled by whole buckets, the largest that fit, and each bucket is an arm in
- *   createdAt order. Only the window's first and last hours, when not whole, check the event
- *   date, on the index entry. A window that is open-ended or would take many arms is first
+ *   createdAt order. Only the buckets at the window's ends, when not whole, check the event
+ *   date, on the index entry: of eight hours (EDGE_LEVEL), or an hour for a shorter window. A window that is open-ended or would take many arms is first
  *   narrowed to the hours of the tenant's late rows (LateRange); past them the buckets may
  *   reach beyond the window, as no late row lies there.
- * The arms are disjoint and each holds only rows of the window, whatever its width and however
- * late its rows were stored, so a page reads about `take` rows plus one seek per arm.
+ * The arms are disjoint and hold only rows of the window, but for what the two edges turn away
+ * on their index entries, whatever its width and however late its rows were stored, so a page
+ * reads about `take` rows plus one seek per arm (and, once in a walk, up to an edge's length of
+ * late rows as index entries).
  */
 import { sql, type SelectQueryBuilder } from "kysely";
 import { BUCKET_LEVELS_MS, BUCKET_ORIGIN_MS, SLACK_MS } from "../collections/late-event.js";
@@ -43,7 +45,7 @@ export const bucketOf = (level: number) =>
 /** The bucket of an event date at a level. */
 const bucketAt = (level: number, ms: number) => Math.floor((ms + BUCKET_ORIGIN_MS) / (BUCKET_LEVELS_MS[level] ?? HOUR_MS));
 
-/** One bucket of a tiling; an edge is an hour only partly in the window. */
+/** One bucket of a tiling; an edge lies only partly in the window, where late rows may lie outside it. */
 export interface Tile {
   level: number;
   bucket: number;
@@ -57,42 +59,53 @@ export interface LateRange {
 }
 
 /**
+ * The level of the buckets at either end of a window at least that long: an edge reads at most
+ * one such bucket of late rows outside the window (which a walk whose rows were stored in the
+ * order of their events reads on one page), and saves the hours' arms, up to seven a side.
+ */
+const EDGE_LEVEL = 1;
+
+/**
  * The buckets that tile the event dates from `low` to `high` (inclusive, milliseconds): each
  * the largest that fits where it starts, within `outer` (a range around them that holds no
  * late row outside the window, so that a bucket may reach into it unchecked), and at either
- * end an hour that lies only partly inside `outer`, which checks the event date.
+ * end a bucket of the edge level (an hour, for a range shorter than EDGE_LEVEL's buckets) that
+ * lies only partly inside `outer`, which checks the event date.
  */
 export function tiles(low: number, high: number, outer: [number, number] = [low, high]): Tile[] {
   if (high < low) return [];
   const [outerLow, outerHigh] = outer;
-  const startOf = (level: number, bucket: number) => bucket * 8 ** level * HOUR_MS - BUCKET_ORIGIN_MS;
+  const base = high - low + 1 >= (BUCKET_LEVELS_MS[EDGE_LEVEL] ?? HOUR_MS) ? EDGE_LEVEL : 0;
+  const startOf = (level: number, bucket: number) => bucket * (BUCKET_LEVELS_MS[level] ?? HOUR_MS) - BUCKET_ORIGIN_MS;
   const fits = (level: number, bucket: number) => startOf(level, bucket) >= outerLow && startOf(level, bucket + 1) - 1 <= outerHigh;
-  const first = bucketAt(0, low);
-  const last = bucketAt(0, high);
-  if (first === last) return [{ level: 0, bucket: first, edge: !fits(0, first) }];
+  // Buckets are counted in the edge level's (`unit`); a bucket of `level` spans 8 ** (level - base) of them.
+  const first = bucketAt(base, low);
+  const last = bucketAt(base, high);
+  if (first === last) return [{ level: base, bucket: first, edge: !fits(base, first) }];
   const out: Tile[] = [];
-  let hour = first;
+  let unit = first;
   let end = last;
-  if (!fits(0, first)) {
-    out.push({ level: 0, bucket: first, edge: true });
-    hour += 1;
+  if (!fits(base, first)) {
+    out.push({ level: base, bucket: first, edge: true });
+    unit += 1;
   }
-  if (!fits(0, last)) {
-    out.push({ level: 0, bucket: last, edge: true });
+  if (!fits(base, last)) {
+    out.push({ level: base, bucket: last, edge: true });
     end -= 1;
   }
-  // A bucket may start before `hour` only where no tile lies before it, and end after `end` only where none lies after.
+  // A bucket may start before `unit` only where no tile lies before it, and end after `end` only where none lies after.
   const ceiling = end === last ? Infinity : end;
-  while (hour <= end) {
+  while (unit <= end) {
     let level = TOP;
-    for (; level > 0; level -= 1) {
-      const size = 8 ** level;
-      const bucket = Math.floor(hour / size);
-      if ((bucket * size === hour || hour === first) && (bucket + 1) * size - 1 <= ceiling && fits(level, bucket)) break;
+    for (; level > base; level -= 1) {
+      const size = 8 ** (level - base);
+      const bucket = Math.floor(unit / size);
+      if ((bucket * size === unit || unit === first) && (bucket + 1) * size - 1 <= ceiling && fits(level, bucket)) break;
     }
-    const bucket = Math.floor(hour / 8 ** level);
+    const size = 8 ** (level - base);
+    const bucket = Math.floor(unit / size);
     out.push({ level, bucket, edge: false });
-    hour = (bucket + 1) * 8 ** level;
+    unit = (bucket + 1) * size;
   }
   return out;
 }
@@ -181,7 +194,7 @@ export function onTimeArm<O>(base: TableQuery<O>, s: Slots, upper: ArmAUpperBoun
  * A late arm: the late rows of one bucket, in createdAt order from its index (`base` carries
  * the cursor). The bucket's `is not null` is implied by its equality, but stated: it is the
  * index's condition word for word, which is how SQLite knows that a partial index holds every
- * row the query may want. An edge hour checks the event date too.
+ * row the query may want. An edge checks the event date too, on the index entry.
  */
 export function lateArm<O>(base: TableQuery<O>, s: Slots, tile: { level: number; slot: Slots[string]; edge: boolean }): TableQuery<O> {
   const bucket = bucketOf(tile.level);

@@ -10,6 +10,7 @@ import { sortKeysFoldFinalSigmaMigration } from "./migrations/0006-sort-keys-fol
 import { lateRowsByEventDayMigration } from "./migrations/0007-late-rows-by-event-day.js";
 import { windowBucketsMigration } from "./migrations/0008-window-buckets.js";
 import { keysManagedByTenantsMigration } from "./migrations/0009-keys-managed-by-tenants.js";
+import { lateEightHoursKeepEventDateMigration } from "./migrations/0010-late-eight-hours-keep-event-date.js";
 
 function provider(storage: Storage): MigrationProvider {
   return {
@@ -24,6 +25,7 @@ function provider(storage: Storage): MigrationProvider {
         "0007-late-rows-by-event-day": lateRowsByEventDayMigration(),
         "0008-window-buckets": windowBucketsMigration(),
         "0009-keys-managed-by-tenants": keysManagedByTenantsMigration(storage.engine),
+        "0010-late-eight-hours-keep-event-date": lateEightHoursKeepEventDateMigration(),
       };
     },
   };
