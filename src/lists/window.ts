@@ -115,10 +115,11 @@ export function tiles(low: number, high: number, outer: [number, number] = [low,
  * is open-ended, and when its tiling would take more arms than a query to narrow it costs
  * (`armsPerQuery`, the engine's).
  */
-export function needsLateRange({ since, until }: ListQuery, armsPerQuery: number): boolean {
+export function needsLateRange(query: ListQuery, armsPerQuery: number): boolean {
+  const { since, until } = query;
   if (since === undefined && until === undefined) return false;
   if (since === undefined || until === undefined) return true;
-  return tiles(since, until).length > armsPerQuery;
+  return Object.keys(lateValues(query, undefined)).length > armsPerQuery;
 }
 
 /**
@@ -126,7 +127,10 @@ export function needsLateRange({ since, until }: ListQuery, armsPerQuery: number
  * when known), and how far their buckets may reach: past a side of the window beyond which the
  * tenant has no late row.
  */
-function lateSpan({ since, until }: ListQuery, late: LateRange | null | undefined): [number, number, [number, number]] | undefined {
+function lateSpan(
+  { since, until }: Pick<ListQuery, "since" | "until">,
+  late: LateRange | null | undefined,
+): [number, number, [number, number]] | undefined {
   if (late === null) return undefined;
   const low = Math.max(since ?? -Infinity, late?.low ?? -Infinity);
   const high = Math.min(until ?? Infinity, late?.high ?? Infinity);
@@ -150,13 +154,30 @@ export function windowValues(query: ListQuery, tiled: boolean, late?: LateRange 
   if (since !== undefined) Object.assign(values, { since, sinceLower: since - SLACK_MS });
   if (until !== undefined) Object.assign(values, { until, untilUpper: until + SLACK_MS });
   if (!tiled) return values;
-  if (late === undefined && needsLateRange(query, Infinity))
+  if (late === undefined && (since === undefined) !== (until === undefined))
     throw new Error("this window's late rows need their range (lateRangeQuery) first");
-  const span = lateSpan(query, late);
-  if (span !== undefined) {
-    tiles(...span).forEach((tile, i) => {
-      values[`${tile.edge ? "e" : "b"}${tile.level}_${i}`] = tile.bucket;
-    });
+  return Object.assign(values, lateValues(query, late));
+}
+
+/**
+ * Tilings by window and late range, as values named by tile: a walk asks for the same one on
+ * every page, and working it out again was a third of a page query's making.
+ */
+const tilings = new Map<string, Readonly<Record<string, number>>>();
+const MAX_TILINGS = 1000;
+
+/** A bucket per late arm of the window, named as windowValues names it. */
+function lateValues({ since, until }: ListQuery, late: LateRange | null | undefined): Readonly<Record<string, number>> {
+  const key = `${since}|${until}|${late === undefined ? "" : late === null ? "none" : `${late.low},${late.high}`}`;
+  let values = tilings.get(key);
+  if (values === undefined) {
+    const named: Record<string, number> = {};
+    const span = lateSpan({ since, until }, late);
+    if (span !== undefined) tiles(...span).forEach((tile, i) => (named[`${tile.edge ? "e" : "b"}${tile.level}_${i}`] = tile.bucket));
+    values = Object.freeze(named);
+    const oldest = tilings.size >= MAX_TILINGS ? tilings.keys().next().value : undefined;
+    if (oldest !== undefined) tilings.delete(oldest);
+    tilings.set(key, values);
   }
   return values;
 }
