@@ -305,15 +305,24 @@ describe("time window narrowed to the tenant's late records", () => {
 });
 
 describe("a narrowed window's first page beside a writer", () => {
-  it("shows no record stored after it found the late records' range, so its cursor passes none", async () => {
+  /** Late records in two hours 400 days apart, at these minutes, and one on time every ten days between. */
+  async function storeTwoLateHours(minutes: number[]) {
     const tenant = await newTenant(server());
     const firstHour = Date.UTC(2025, 3, 17, 19);
     const lastHour = firstHour + 400 * DAY;
     const stored: Stored[] = [];
-    for (const [h, hour] of [firstHour, lastHour].entries()) stored.push({ id: `l-${h}`, event: hour + 60_000, createdAt: hour + 3 * DAY });
+    for (const [h, hour] of [firstHour, lastHour].entries()) {
+      for (const minute of minutes)
+        stored.push({ id: `l-${h}-${minute}`, event: hour + minute * 60_000, createdAt: hour + 3 * DAY + minute });
+    }
     for (let day = 0; day <= 400; day += 10)
       stored.push({ id: `t-${day}`, event: firstHour + day * DAY, createdAt: firstHour + day * DAY + 1 });
     await storeAsPlanned(tenant, stored);
+    return { tenant, firstHour, lastHour, stored };
+  }
+
+  it("shows no record stored after it found the late records' range, so its cursor passes none", async () => {
+    const { tenant, firstHour, lastHour, stored } = await storeTwoLateHours([1]);
     // Open-ended, so narrowed on every engine.
     const since = firstHour - DAY;
     const query = parseListQuery(withdrawals, `limit=5&createdSince=${iso(since)}`);
@@ -340,17 +349,7 @@ describe("a narrowed window's first page beside a writer", () => {
   });
 
   it("reads its later pages by the late records' range its first page found, which every record below its cursor lies in", async () => {
-    const tenant = await newTenant(server());
-    const firstHour = Date.UTC(2025, 3, 17, 19);
-    const lastHour = firstHour + 400 * DAY;
-    const stored: Stored[] = [];
-    for (const [h, hour] of [firstHour, lastHour].entries()) {
-      for (const minute of [1, 59])
-        stored.push({ id: `l-${h}-${minute}`, event: hour + minute * 60_000, createdAt: hour + 3 * DAY + minute });
-    }
-    for (let day = 0; day <= 400; day += 10)
-      stored.push({ id: `t-${day}`, event: firstHour + day * DAY, createdAt: firstHour + day * DAY + 1 });
-    await storeAsPlanned(tenant, stored);
+    const { tenant, firstHour, lastHour, stored } = await storeTwoLateHours([1, 59]);
     // Open-ended, so narrowed on every engine.
     const path = `/v1/withdrawals?createdSince=${iso(firstHour - DAY)}`;
     const first = await get<{ data: { id: string }[]; cursor: string }>(server(), `${path}&limit=4`, tenant.keys.read);
