@@ -8,13 +8,14 @@
  * - The late rows, from their indexes by bucket of the event date (collections/late-event.ts):
  *   the window is tiled by whole buckets, the largest that fit, and each bucket is an arm in
  *   createdAt order. Only the buckets at the window's ends, when not whole, check the event
- *   date, on the index entry: of eight hours (EDGE_LEVEL), or an hour for a shorter window. A window that is open-ended or would take many arms is first
- *   narrowed to the hours of the tenant's late rows (LateRange); past them the buckets may
- *   reach beyond the window, as no late row lies there.
+ *   date, on the index entry: of eight hours (EDGE_LEVEL), or an hour for a shorter window.
+ *   A window that is open-ended or would take many arms is first narrowed to the hours of the
+ *   tenant's late rows (LateRange); past them the buckets may reach beyond the window, as no
+ *   late row lies there.
  * The arms are disjoint and hold only rows of the window, but for what the two edges turn away
  * on their index entries, whatever its width and however late its rows were stored, so a page
- * reads about `take` rows plus one seek per arm (and, once in a walk, up to an edge's length of
- * late rows as index entries).
+ * reads about `take` rows plus one seek per arm (and, once in a walk for each edge, up to its
+ * eight hours of other late rows as index entries).
  */
 import { sql, type SelectQueryBuilder } from "kysely";
 import { BUCKET_LEVELS_MS, BUCKET_ORIGIN_MS, SLACK_MS } from "../collections/late-event.js";
