@@ -247,7 +247,7 @@ function merged(db: Kysely<Schema>, arms: RowsQuery[], take: number, tenantWith:
   if (engineOf(db).mergesOrderedUnion) {
     // Written out after the `with` (its parameters are positional), not embedded, which would
     // put the union in parentheses.
-    const union = newest(rest.reduce((u, arm) => u.unionAll(arm), first)).limit(sql.lit(take));
+    const union = newest(unionAll(arms)).limit(sql.lit(take));
     return {
       compile: () => {
         const [head, body] = [tenantWith.compile(db), union.compile()];
