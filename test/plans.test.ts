@@ -203,12 +203,11 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
         await explainChecked(collection, probe, `${title}, the late rows' range`, true);
         probed = lateRangeOf((await storage.db.executeQuery(probe)).rows[0]);
       }
-      const { late } = probed;
       const plan: WindowPlan = { ...probed, windowFirst };
       // The count stops at the bound; PostgreSQL may read an arm that it estimates smaller than
       // the bound whole, by a bitmap scan, and sort it (windowCountQuery).
       if (windowFirst) {
-        const count = windowCountQuery(storage.db, collection, keyHash, query, late);
+        const count = windowCountQuery(storage.db, collection, keyHash, query);
         const sortedArms = ENGINE === "postgres" ? Number.MAX_SAFE_INTEGER : 0;
         await explainChecked(collection, count, `${title}, the count`, false, anyPlan ? Infinity : sortedArms);
       }

@@ -18,9 +18,12 @@ import { LIST_COLUMNS, listOrder, ORDERS, type FilteredQuery, type ListOrder, ty
 import {
   armAUpperBound,
   bucketOf,
+  inLateRowsOrder,
   lateArm,
+  lateRowsArm,
   lateTiles,
   onTimeArm,
+  unorderedValues,
   WINDOW_FIRST_BOUND,
   windowValues,
   type ArmAUpperBound,
@@ -46,8 +49,10 @@ export function pageQuery(
   const order = listOrder(query);
   after ??= order === "created" ? belowNewest(options.newest) : undefined;
   const windowFirst = options.windowFirst === true && order !== "created";
-  const tiled = collection.kind === "transaction" && (order === "created" || windowFirst);
-  const values = pageValues(keyHash, query, after, tiled, options.late);
+  const window = windowFirst
+    ? unorderedValues(query)
+    : windowValues(query, collection.kind === "transaction" && order === "created", options.late);
+  const values = pageValues(keyHash, query, after, window);
   const upper = armAUpperBound(query, after);
   const shape = [collection.name, order, take, upper, windowFirst ? "window-first" : "", ...Object.keys(values)].join(":");
   return templates.fill(db, shape, values, (slots) =>
@@ -57,7 +62,7 @@ export function pageQuery(
 
 /** How a page reads its time window, decided before its query (list.service.ts). */
 export interface WindowPlan {
-  /** Where the tenant's late rows lie, for a window that needs it (see needsLateRange). */
+  /** Where the tenant's late rows lie, for a window in createdAt order that needs it (see needsLateRange). */
   late?: LateRange | null;
   /** In name order, read the window's own rows and sort them (see WINDOW_FIRST_BOUND). */
   windowFirst?: boolean;
@@ -75,7 +80,7 @@ function belowNewest(newest: number | null | undefined): CursorPosition | undefi
   return { key: newest === null ? Number.MIN_SAFE_INTEGER : newest + 1, id: "" };
 }
 
-/** Whether a page reads the rows of a time window through its createdAt-ordered arms, in some plan: a transaction list's. */
+/** Whether a page reads the rows of a time window through its arms, in some plan: a transaction list's. */
 export function tilesWindow(collection: Collection, query: ListQuery): boolean {
   return collection.kind === "transaction" && (query.since !== undefined || query.until !== undefined);
 }
@@ -85,8 +90,7 @@ function pageValues(
   keyHash: string,
   query: ListQuery,
   after: CursorPosition | undefined,
-  tiled: boolean,
-  late?: LateRange | null,
+  window: Record<string, number>,
 ): Record<string, unknown> {
   const values: Record<string, unknown> = { keyHash, now: Date.now() };
   for (const [name, prefix] of [
@@ -102,7 +106,7 @@ function pageValues(
   for (const relation of RELATIONS) {
     if (query.relations[relation] !== undefined) values[relation] = query.relations[relation];
   }
-  Object.assign(values, windowValues(query, tiled, late));
+  Object.assign(values, window);
   if (after !== undefined) Object.assign(values, { afterKey: after.key, afterId: after.id });
   return values;
 }
@@ -144,12 +148,15 @@ function unionAll<O>(arms: SelectQueryBuilder<Schema, "withdrawals", O>[]): Sele
   return rest.reduce((union, arm) => union.unionAll(arm), first);
 }
 
-/** The window's arms (window.ts), each selecting what `select` makes of the tenant's rows. */
-function windowArms<O>(
+/**
+ * The window's rows in no particular order (window.ts): arm A, then its late rows as one range,
+ * each arm selecting what `select` makes of the tenant's rows.
+ */
+function unorderedArms<O>(
   s: Slots,
   select: () => SelectQueryBuilder<Schema, "withdrawals", O>,
-): SelectQueryBuilder<Schema, "withdrawals", O>[] {
-  return [onTimeArm(select(), s, s.until === undefined ? "none" : "until"), ...lateTiles(s).map((tile) => lateArm(select(), s, tile))];
+): [on: SelectQueryBuilder<Schema, "withdrawals", O>, late: SelectQueryBuilder<Schema, "withdrawals", O>] {
+  return [onTimeArm(select(), s, s.until === undefined ? "none" : "until"), lateRowsArm(select(), s)];
 }
 
 /**
@@ -179,7 +186,7 @@ function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, t
       .reduce((q, term) => q.where(term), found)
       .select(["id", "name_key", sql<number>`rowid`.as("address")]);
   };
-  const rows = unionAll(windowArms(s, arm));
+  const rows = unionAll(unorderedArms(s, arm));
   return db
     .with(
       (cte) => cte("w").materialized(),
@@ -208,21 +215,23 @@ const windowCounts = new QueryTemplates<{ n: number | string }>();
 
 /**
  * How many rows the key's tenant's list has in the query's window, counted up to
- * WINDOW_FIRST_BOUND + 1 from the window's arms: what a page in name order chooses its plan by.
- * The union stops at the bound. On PostgreSQL each arm is asked in its index's order, so that
- * it is read by that index up to the bound; an arm that the planner estimates smaller than the
- * bound it may read whole and sort instead.
+ * WINDOW_FIRST_BOUND + 1 from the window's unordered arms: what a page in name order chooses
+ * its plan by. The union stops at the bound. On PostgreSQL each arm is asked in its index's
+ * order, so that it is read by that index up to the bound; an arm that the planner estimates
+ * smaller than the bound it may read whole and sort instead.
  */
-export function windowCountQuery(db: Kysely<Schema>, collection: Collection, keyHash: string, query: ListQuery, late?: LateRange | null) {
-  const values = { keyHash, now: Date.now(), ...windowValues(query, true, late) };
+export function windowCountQuery(db: Kysely<Schema>, collection: Collection, keyHash: string, query: ListQuery) {
+  const values = { keyHash, now: Date.now(), ...unorderedValues(query) };
   const shape = [collection.name, "window-count", ...Object.keys(values)].join(":");
   return windowCounts.fill(db, shape, values, (s) => {
     const table = collection.table as "withdrawals";
     const tenant = armsTenant(db, s);
-    const arms = windowArms(s, () => db.selectFrom(table).where("tenant_id", "=", tenant.ref).select(sql.lit(1).as("one")));
+    const [onTime, late] = unorderedArms(s, () => db.selectFrom(table).where("tenant_id", "=", tenant.ref).select(sql.lit(1).as("one")));
+    const arms = [onTime, late];
     const bound = sql.lit(WINDOW_FIRST_BOUND + 1);
+    const inIndexOrder = [onTime.orderBy("created_at", "desc").orderBy("id", "desc"), inLateRowsOrder(late)];
     const ordered = sql.join(
-      arms.map((arm) => sql`(${arm.orderBy("created_at", "desc").orderBy("id", "desc").limit(bound)})`),
+      inIndexOrder.map((arm) => sql`(${arm.limit(bound)})`),
       sql` union all `,
     );
     const rows = engineOf(db).mergesOrderedUnion

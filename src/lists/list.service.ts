@@ -15,9 +15,9 @@ import { lateRangeOf, lateRangeQuery, pageQuery, tilesWindow, windowCountQuery, 
 import { listOrder, positionOf, type ListOrder, type ListRow } from "./list.shape.js";
 import { needsLateRange as windowNeedsLateRange, WINDOW_FIRST_BOUND, type LateRange } from "./window.js";
 
-/** Whether the page reads late rows by bucket over a span it first narrows to the tenant's. */
+/** Whether the page reads late rows by bucket over a span it first narrows to the tenant's: only in createdAt order. */
 export function needsLateRange(db: Kysely<Schema>, collection: Collection, query: ListQuery): boolean {
-  return tilesWindow(collection, query) && windowNeedsLateRange(query, engineOf(db).armsPerQuery);
+  return tilesWindow(collection, query) && listOrder(query) === "created" && windowNeedsLateRange(query, engineOf(db).armsPerQuery);
 }
 
 /** How a window in name order is read (see WINDOW_FIRST_BOUND), as the walk's cursors carry it. */
@@ -43,11 +43,11 @@ function cursorOfLate(late: LateRange | null): string {
 }
 
 /**
- * How the page reads its window: the tenant's late rows' range when the tiling needs it and,
- * in name order, whether the window is small enough to be read whole (WINDOW_FIRST_BOUND). Each
- * takes one more query, and only for a window: in createdAt order only on a walk's first page,
- * in name order on each page for the range and on the first for the choice. What a first page
- * found, its cursors carry (`chosen`), so that every page of a walk reads by one plan.
+ * How the page reads its window. In createdAt order: the tenant's late rows' range, when the
+ * tiling needs it, found by one more query on a walk's first page. In name order: whether the
+ * window is small enough to be read whole (WINDOW_FIRST_BOUND), counted on a walk's first page;
+ * neither plan needs the range, as neither reads in createdAt order. What a first page found,
+ * its cursors carry (`chosen`), so that every page of a walk reads by one plan.
  */
 export async function windowPlan(
   db: Kysely<Schema>,
@@ -57,18 +57,15 @@ export async function windowPlan(
   chosen?: string,
 ): Promise<WindowPlan> {
   if (!tilesWindow(collection, query)) return {};
-  const created = listOrder(query) === "created";
-  const narrowed = needsLateRange(db, collection, query);
-  const carried = created && narrowed ? lateOfCursor(chosen) : undefined;
+  if (listOrder(query) !== "created") {
+    if (chosen === WINDOW_FIRST || chosen === NAME_INDEX) return { windowFirst: chosen === WINDOW_FIRST };
+    const counted = (await db.executeQuery(windowCountQuery(db, collection, keyHash, query))).rows[0];
+    return { windowFirst: Number(counted?.n ?? 0) <= WINDOW_FIRST_BOUND };
+  }
+  if (!needsLateRange(db, collection, query)) return {};
+  const carried = lateOfCursor(chosen);
   if (carried !== undefined) return { late: carried };
-  const probed = narrowed ? lateRangeOf((await db.executeQuery(lateRangeQuery(db, collection, keyHash))).rows[0]) : {};
-  if (created) return probed;
-  // In name order no page bounds createdAt: a row stored mid-walk is missed when it sorts
-  // before the cursor anyway, and the next page's probe finds any that sorts after.
-  const late = probed.late;
-  if (chosen === WINDOW_FIRST || chosen === NAME_INDEX) return { late, windowFirst: chosen === WINDOW_FIRST };
-  const counted = (await db.executeQuery(windowCountQuery(db, collection, keyHash, query, late))).rows[0];
-  return { late, windowFirst: Number(counted?.n ?? 0) <= WINDOW_FIRST_BOUND };
+  return lateRangeOf((await db.executeQuery(lateRangeQuery(db, collection, keyHash))).rows[0]);
 }
 
 /** What a page's cursor carries of how it was read, for the next page to read by too. */

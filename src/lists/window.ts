@@ -12,6 +12,8 @@
  *   A window that is open-ended or would take many arms is first narrowed to the hours of the
  *   tenant's late rows (LateRange); past them the buckets may reach beyond the window, as no
  *   late row lies there.
+ * A plan that needs no createdAt order (a window in name order) reads the late rows instead as
+ * one range of the 8-hour level's index (lateRowsArm), and needs neither tiling nor narrowing.
  * The arms are disjoint and hold only rows of the window, but for what the two edges turn away
  * on their index entries, whatever its width and however late its rows were stored, so a page
  * reads about `take` rows plus one seek per arm (and, once in a walk for each edge, up to its
@@ -31,10 +33,10 @@ const HOUR_MS = BUCKET_LEVELS_MS[0] ?? 3_600_000;
 /**
  * A window in name order is read one of two ways: the name index in name order, the event
  * date checked on each entry (about `limit / share` entries a page, the share being the
- * window's part of the tenant's rows), or the window's own rows from its createdAt-ordered
- * arms, sorted by name (every row of the window, every page). The second is taken when a
- * bounded count finds at most this many rows in the window: the sort stays small, and a
- * window with more rows is a large enough share that the name index finds a page soon.
+ * window's part of the tenant's rows), or the window's own rows by its two unordered arms
+ * (unorderedValues), sorted by name (every row of the window, every page). The second is
+ * taken when a bounded count finds at most this many rows in the window: the sort stays small,
+ * and a window with more rows is a large enough share that the name index finds a page soon.
  */
 export const WINDOW_FIRST_BOUND = 5_000;
 const TOP = BUCKET_LEVELS_MS.length - 1;
@@ -189,6 +191,44 @@ export function lateTiles(s: Slots): { level: number; slot: Slots[string]; edge:
     const match = /^([be])(\d)_\d+$/.exec(name);
     return match === null ? [] : [{ level: Number(match[2]), slot: s[name], edge: match[1] === "e" }];
   });
+}
+
+/** The earliest and latest instants a JavaScript date can hold: no event date lies outside them. */
+const EARLIEST_MS = -8.64e15;
+const LATEST_MS = 8.64e15;
+
+/**
+ * A window's values for a plan that reads its rows in no particular order (a window in name
+ * order, and its count): its bounds, arm A's createdAt range, and the 8-hour buckets of its
+ * bounds, between which lateRowsArm reads its late rows as one range. Unlike a tiling it needs
+ * no narrowing, so no probe of where the tenant's late rows lie. An open end's bucket is the
+ * last (or first) any date can have: a range bounded on both sides is one a planner without
+ * the values (PostgreSQL's generic plans) still reckons narrow.
+ */
+export function unorderedValues(query: ListQuery): Record<string, number> {
+  return {
+    ...windowValues(query, false),
+    lateLow: bucketAt(EDGE_LEVEL, query.since ?? EARLIEST_MS),
+    lateHigh: bucketAt(EDGE_LEVEL, query.until ?? LATEST_MS),
+  };
+}
+
+/**
+ * The window's late rows as one range of the 8-hour buckets' index, the event date checked on
+ * each entry: in the index's order (bucket, then createdAt), not in createdAt order. It reads
+ * the window's late rows and, at most, the other late rows of its two end buckets.
+ */
+export function lateRowsArm<O>(base: TableQuery<O>, s: Slots): TableQuery<O> {
+  const bucket = bucketOf(EDGE_LEVEL);
+  let arm = base.where(bucket, ">=", s.lateLow).where(bucket, "<=", s.lateHigh).where(bucket, "is not", null);
+  if (s.since !== undefined) arm = arm.where("late_event_at", ">=", s.since);
+  if (s.until !== undefined) arm = arm.where("late_event_at", "<=", s.until);
+  return arm;
+}
+
+/** lateRowsArm in its index's order: what an engine reads by that index up to a limit. */
+export function inLateRowsOrder<O>(arm: TableQuery<O>): TableQuery<O> {
+  return arm.orderBy(bucketOf(EDGE_LEVEL)).orderBy("created_at").orderBy("id");
 }
 
 /**
