@@ -30,7 +30,10 @@ import {
   type LateRange,
 } from "./window.js";
 
-const templates = new QueryTemplates<ListRow>();
+/** A page's row; the first page of a window in name order also carries the window's count (choosingPage). */
+export type PageRow = ListRow & { window_rows?: number | string };
+
+const templates = new QueryTemplates<PageRow>();
 
 /**
  * Up to `take` rows after `after` of the collection of the tenant whose key has the hash
@@ -45,26 +48,33 @@ export function pageQuery(
   after: CursorPosition | undefined,
   take: number,
   options: WindowPlan = {},
-): CompiledQuery<ListRow> {
+): CompiledQuery<PageRow> {
   const order = listOrder(query);
   after ??= order === "created" ? belowNewest(options.newest) : undefined;
-  const windowFirst = options.windowFirst === true && order !== "created";
-  const window = windowFirst
+  const unordered = order !== "created" && tilesWindow(collection, query);
+  const plan = !unordered ? "" : options.windowFirst === undefined ? "choosing" : options.windowFirst ? "window-first" : "name-index";
+  const window = unordered
     ? unorderedValues(query)
     : windowValues(query, collection.kind === "transaction" && order === "created", options.late);
   const values = pageValues(keyHash, query, after, window);
   const upper = armAUpperBound(query, after);
-  const shape = [collection.name, order, take, upper, windowFirst ? "window-first" : "", ...Object.keys(values)].join(":");
-  return templates.fill(db, shape, values, (slots) =>
-    windowFirst ? windowFirstPage(db, collection, slots, take) : buildPage(db, collection, order, slots, take, upper),
-  );
+  const shape = [collection.name, order, take, upper, plan, ...Object.keys(values)].join(":");
+  return templates.fill(db, shape, values, (slots) => {
+    if (plan === "choosing") return choosingPage(db, collection, slots, take);
+    if (plan === "window-first") return windowFirstPage(db, collection, slots, take);
+    return buildPage(db, collection, order, slots, take, upper);
+  });
 }
 
 /** How a page reads its time window, decided before its query (list.service.ts). */
 export interface WindowPlan {
   /** Where the tenant's late rows lie, for a window in createdAt order that needs it (see needsLateRange). */
   late?: LateRange | null;
-  /** In name order, read the window's own rows and sort them (see WINDOW_FIRST_BOUND). */
+  /**
+   * In name order, read the window's own rows and sort them (see WINDOW_FIRST_BOUND), or read
+   * the name index (false); undefined: count the window's rows first, in the same statement
+   * (choosingPage), whose rows then carry the count as `window_rows`.
+   */
   windowFirst?: boolean;
   /**
    * The createdAt of the tenant's newest row when `late` was found (null: it had none). A first
@@ -119,26 +129,29 @@ function buildPage(
   take: number,
   upper: ArmAUpperBound,
 ): Compilable<ListRow> {
-  const o = ORDERS[order];
-  const page = (q: RowsQuery) => q.orderBy(o.column, o.direction).orderBy("id", o.direction).limit(sql.lit(take));
+  if (order !== "created") return sortedPage(db, collection, order, s, sql.lit(take));
+  const page = (q: RowsQuery) => q.orderBy("created_at", "desc").orderBy("id", "desc").limit(sql.lit(take));
   const windowed = s.since !== undefined || s.until !== undefined;
   const late = windowed ? lateTiles(s) : [];
   // Master data and relationship filters have an index of all their rows by createdAt;
   // a transaction list's rows are indexed by createdAt as two parts, on time and late.
-  const single = order !== "created" || collection.kind !== "transaction" || RELATIONS.some((r) => s[r] !== undefined);
+  const single = collection.kind !== "transaction" || RELATIONS.some((r) => s[r] !== undefined);
   const tenant = single || (windowed && late.length === 0) ? oneArmTenant(db, s) : armsTenant(db, s);
   const base = (withCursor: boolean) => filtered(db, collection, order, s, withCursor, tenant.ref).select(LIST_COLUMNS);
-  if (order !== "created") {
-    let q = base(true);
-    if (s.since !== undefined) q = q.where("event_at", ">=", s.since);
-    if (s.until !== undefined) q = q.where("event_at", "<=", s.until);
-    return page(q);
-  }
   if (single) return page(base(true));
   const arms = windowed
     ? [onTimeArm(base(upper === "cursor"), s, upper), ...late.map((tile) => lateArm(base(true), s, tile))]
     : [base(true).where("late_event_at", "is", null), base(true).where("late_event_at", "is not", null)];
   return merged(db, arms, take, tenant.with);
+}
+
+/** A page in name or code order, by that order's index, a window's event dates checked on its entries. */
+function sortedPage(db: Kysely<Schema>, collection: Collection, order: Exclude<ListOrder, "created">, s: Slots, limit: RawBuilder<number>) {
+  const o = ORDERS[order];
+  let q = filtered(db, collection, order, s, true, tenantOfKey(db, s)).select(LIST_COLUMNS);
+  if (s.since !== undefined) q = q.where("event_at", ">=", s.since);
+  if (s.until !== undefined) q = q.where("event_at", "<=", s.until);
+  return q.orderBy(o.column, o.direction).orderBy("id", o.direction).limit(limit);
 }
 
 /** The arms as one `UNION ALL`. */
@@ -164,11 +177,11 @@ function unorderedArms<O>(
  * found by the window's arms and kept apart (materialized, so that no planner moves the name
  * and cursor conditions into the arms and reads them by the name index instead), then the
  * page's ids in name order, then their rows. Taken only for a window of at most
- * WINDOW_FIRST_BOUND rows (windowCountQuery), so the sort is bounded. Where a column can be kept
+ * WINDOW_FIRST_BOUND rows (windowCount), so the sort is bounded. Where a column can be kept
  * from choosing an index (Engine.rowids), the arms check the name and cursor themselves, so that
  * only the rows they keep are set apart, and the page's rows are joined back by their rowids.
  */
-function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<ListRow> {
+function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number, limit: RawBuilder<number> = sql.lit(take)) {
   const table = collection.table as "withdrawals";
   const { rowids } = engineOf(db);
   // The page's name range and cursor, on the columns as written.
@@ -198,7 +211,7 @@ function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, t
         .select(["w.id", "w.name_key", "w.address"])
         .orderBy("w.name_key")
         .orderBy("w.id")
-        .limit(sql.lit(take))
+        .limit(limit)
         .as("p"),
     )
     .innerJoin(`${table} as t`, (join) =>
@@ -211,35 +224,44 @@ function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, t
     .orderBy("p.id");
 }
 
-const windowCounts = new QueryTemplates<{ n: number | string }>();
+/**
+ * A page of a window in name order that chooses its own plan, for a walk's first page: the
+ * window's rows counted up to the bound (windowCount), then the plan the count picks. Each plan
+ * is a branch whose limit is the page's for the plan picked and 0 for the other, and a limit of
+ * 0 ends a branch before it reads anything (a condition in a WHERE did not, on SQLite: it read
+ * the window's own rows even for a year's window). One statement where a count and a page took
+ * two, a round trip each on PostgreSQL. Each row carries the count, which the walk's cursors
+ * keep as the plan.
+ */
+function choosingPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<PageRow> {
+  const limitIf = (small: boolean) =>
+    sql<number>`(select case when n ${sql.raw(small ? "<=" : ">")} ${sql.lit(WINDOW_FIRST_BOUND)} then ${sql.lit(take)} else 0 end from counted)`;
+  const small = windowFirstPage(db, collection, s, take, limitIf(true));
+  const large = sortedPage(db, collection, "name", s, limitIf(false));
+  const query = sql<PageRow>`with counted as materialized (${windowCount(db, collection, s)}) select chosen.*, (select n from counted) as window_rows from (select * from (${small}) as small union all select * from (${large}) as large) as chosen order by name_key, id`;
+  return { compile: () => query.compile(db) as CompiledQuery<PageRow> };
+}
 
 /**
- * How many rows the key's tenant's list has in the query's window, counted up to
- * WINDOW_FIRST_BOUND + 1 from the window's unordered arms: what a page in name order chooses
- * its plan by. The union stops at the bound. On PostgreSQL each arm is asked in its index's
- * order, so that it is read by that index up to the bound; an arm that the planner estimates
- * smaller than the bound it may read whole and sort instead.
+ * The count of the window's rows up to WINDOW_FIRST_BOUND + 1, from its unordered arms. The
+ * union stops at the bound. On PostgreSQL each arm is asked in its index's order, so that it is
+ * read by that index up to the bound; an arm that the planner estimates smaller than the bound
+ * it may read whole and sort instead.
  */
-export function windowCountQuery(db: Kysely<Schema>, collection: Collection, keyHash: string, query: ListQuery) {
-  const values = { keyHash, now: Date.now(), ...unorderedValues(query) };
-  const shape = [collection.name, "window-count", ...Object.keys(values)].join(":");
-  return windowCounts.fill(db, shape, values, (s) => {
-    const table = collection.table as "withdrawals";
-    const tenant = armsTenant(db, s);
-    const [onTime, late] = unorderedArms(s, () => db.selectFrom(table).where("tenant_id", "=", tenant.ref).select(sql.lit(1).as("one")));
-    const arms = [onTime, late];
-    const bound = sql.lit(WINDOW_FIRST_BOUND + 1);
-    const inIndexOrder = [onTime.orderBy("created_at", "desc").orderBy("id", "desc"), inLateRowsOrder(late)];
-    const ordered = sql.join(
-      inIndexOrder.map((arm) => sql`(${arm.limit(bound)})`),
-      sql` union all `,
-    );
-    const rows = engineOf(db).mergesOrderedUnion
-      ? sql`${unionAll(arms).limit(bound)}`
-      : sql`select one from (${ordered}) as arms limit ${bound}`;
-    const query = sql<{ n: number | string }>`${tenant.with}select count(*) as n from (${rows}) as w`;
-    return { compile: () => query.compile(db) as CompiledQuery<{ n: number | string }> };
-  });
+function windowCount(db: Kysely<Schema>, collection: Collection, s: Slots): RawBuilder<{ n: number | string }> {
+  const table = collection.table as "withdrawals";
+  const tenant = oneArmTenant(db, s);
+  const [onTime, late] = unorderedArms(s, () => db.selectFrom(table).where("tenant_id", "=", tenant.ref).select(sql.lit(1).as("one")));
+  const bound = sql.lit(WINDOW_FIRST_BOUND + 1);
+  const inIndexOrder = [onTime.orderBy("created_at", "desc").orderBy("id", "desc"), inLateRowsOrder(late)];
+  const ordered = sql.join(
+    inIndexOrder.map((arm) => sql`(${arm.limit(bound)})`),
+    sql` union all `,
+  );
+  const rows = engineOf(db).mergesOrderedUnion
+    ? sql`${unionAll([onTime, late]).limit(bound)}`
+    : sql`select one from (${ordered}) as arms limit ${bound}`;
+  return sql<{ n: number | string }>`select count(*) as n from (${rows}) as w`;
 }
 
 /**

@@ -11,7 +11,7 @@ import { checkCursorTenant, openCursor, pageOf, type PagedList } from "../platfo
 import { engineOf } from "../storage/engine.js";
 import type { Schema } from "../storage/schema.js";
 import { parseListQuery, type ListQuery } from "./list.query.js";
-import { lateRangeOf, lateRangeQuery, pageQuery, tilesWindow, windowCountQuery, type WindowPlan } from "./list.repository.js";
+import { lateRangeOf, lateRangeQuery, pageQuery, tilesWindow, type WindowPlan } from "./list.repository.js";
 import { listOrder, positionOf, type ListOrder, type ListRow } from "./list.shape.js";
 import { needsLateRange as windowNeedsLateRange, WINDOW_FIRST_BOUND, type LateRange } from "./window.js";
 
@@ -45,9 +45,10 @@ function cursorOfLate(late: LateRange | null): string {
 /**
  * How the page reads its window. In createdAt order: the tenant's late rows' range, when the
  * tiling needs it, found by one more query on a walk's first page. In name order: whether the
- * window is small enough to be read whole (WINDOW_FIRST_BOUND), counted on a walk's first page;
- * neither plan needs the range, as neither reads in createdAt order. What a first page found,
- * its cursors carry (`chosen`), so that every page of a walk reads by one plan.
+ * window is small enough to be read whole (WINDOW_FIRST_BOUND), which a walk's first page
+ * counts in its own statement (choosingPage); neither plan needs the range, as neither reads
+ * in createdAt order. What a first page found, its cursors carry (`chosen`), so that every
+ * page of a walk reads by one plan.
  */
 export async function windowPlan(
   db: Kysely<Schema>,
@@ -57,11 +58,8 @@ export async function windowPlan(
   chosen?: string,
 ): Promise<WindowPlan> {
   if (!tilesWindow(collection, query)) return {};
-  if (listOrder(query) !== "created") {
-    if (chosen === WINDOW_FIRST || chosen === NAME_INDEX) return { windowFirst: chosen === WINDOW_FIRST };
-    const counted = (await db.executeQuery(windowCountQuery(db, collection, keyHash, query))).rows[0];
-    return { windowFirst: Number(counted?.n ?? 0) <= WINDOW_FIRST_BOUND };
-  }
+  if (listOrder(query) !== "created")
+    return chosen === WINDOW_FIRST || chosen === NAME_INDEX ? { windowFirst: chosen === WINDOW_FIRST } : {};
   if (!needsLateRange(db, collection, query)) return {};
   const carried = lateOfCursor(chosen);
   if (carried !== undefined) return { late: carried };
@@ -103,6 +101,9 @@ export async function listPage(
   }
   const plan = await windowPlan(db, collection, reader.keyHash, query, opened?.plan);
   const { rows } = await db.executeQuery(pageQuery(db, collection, reader.keyHash, query, opened?.position, query.limit + 1, plan));
+  // A walk's first page in name order chose its plan by its own count (choosingPage).
+  const counted = rows[0]?.window_rows;
+  const read = counted === undefined ? plan : { ...plan, windowFirst: Number(counted) <= WINDOW_FIRST_BOUND };
   const tenantId = rows[0]?.tenant_id ?? (await reader.tenantOfKey());
   if (opened !== undefined) checkCursorTenant(opened, tenantId);
   const order = listOrder(query);
@@ -110,7 +111,7 @@ export async function listPage(
     list: collection.name,
     filterKey: query.filterKey,
     positionOf: (row) => positionOf(row, order),
-    plan: cursorPlan(plan, order),
+    plan: cursorPlan(read, order),
   };
   const page = pageOf(cursors, tenantId, paged, rows, query.limit);
   const cursor = page.cursor === null ? "null" : JSON.stringify(page.cursor);
