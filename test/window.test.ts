@@ -146,17 +146,18 @@ describe("the tiling of a window's late rows", () => {
         const spans = spansOf(tiles(low, high));
         // Disjoint and gapless from the first bucket's start to the last one's end...
         spans.slice(1).forEach((span, i) => expect(span.start).toBe(spans[i]!.end + 1));
-        // ...which is the range itself, but for the hours at either end it covers in part.
+        // ...which is the range itself, but for the buckets at either end, which it covers in part.
         expect(spans[0]!.start).toBeLessThanOrEqual(low);
         expect(spans.at(-1)!.end).toBeGreaterThanOrEqual(high);
-        // An edge is a bucket of eight hours (an hour, for a range shorter than that) at an end.
-        const edgeLevel = length + 1 >= BUCKET_LEVELS_MS[1]! ? 1 : 0;
+        // An edge is a bucket of eight hours at an end, the smallest that has an index.
+        const edgeLevel = 1;
+        expect(spans.every((span) => span.level >= edgeLevel)).toBe(true);
         expect(spans[0]!.start === low || (spans[0]!.edge && spans[0]!.level === edgeLevel)).toBe(true);
         expect(spans.at(-1)!.end === high || (spans.at(-1)!.edge && spans.at(-1)!.level === edgeLevel)).toBe(true);
         expect(spans.filter((span) => span.edge).every((span) => span.level === edgeLevel && (span.start <= low || span.end >= high))).toBe(
           true,
         );
-        for (let level = 0; level < top; level++)
+        for (let level = edgeLevel; level < top; level++)
           expect(spans.filter((span) => span.level === level).length).toBeLessThanOrEqual(2 * 7 + 2);
         expect(spans.filter((span) => span.level === top).length).toBeLessThanOrEqual(Math.ceil(length / BUCKET_LEVELS_MS[top]!) + 1);
       }),
@@ -305,6 +306,13 @@ describe("time window narrowed to the tenant's late records", () => {
 });
 
 describe("a narrowed window's first page beside a writer", () => {
+  /** The late range the probe finds: from the start of the first late record's 8-hour bucket to the end of the last one's. */
+  const lateRangeAround = (firstHour: number, lastHour: number) => {
+    const length = BUCKET_LEVELS_MS[1]!;
+    const start = (ms: number) => Math.floor((ms + BUCKET_ORIGIN_MS) / length) * length - BUCKET_ORIGIN_MS;
+    return { low: start(firstHour), high: start(lastHour) + length - 1 };
+  };
+
   /** Late records in two hours 400 days apart, at these minutes, and one on time every ten days between. */
   async function storeTwoLateHours(minutes: number[]) {
     const tenant = await newTenant(server());
@@ -329,7 +337,7 @@ describe("a narrowed window's first page beside a writer", () => {
     const keyHash = hashKey(tenant.keys.read);
     const { db } = server().storage;
     const plan = await windowPlan(db, withdrawals, keyHash, query);
-    expect(plan.late, "the window is narrowed to the late records").toEqual({ low: firstHour, high: lastHour + HOUR - 1 });
+    expect(plan.late, "the window is narrowed to the late records").toEqual(lateRangeAround(firstHour, lastHour));
     // Between the probe and the page: a late record whose event lies in the window but past the
     // late records' range and any bucket that reaches past it, then one on time, stored after it.
     const later = lastHour + 6 * DAY;
@@ -354,7 +362,8 @@ describe("a narrowed window's first page beside a writer", () => {
     const path = `/v1/withdrawals?createdSince=${iso(firstHour - DAY)}`;
     const first = await get<{ data: { id: string }[]; cursor: string }>(server(), `${path}&limit=4`, tenant.keys.read);
     const carried = JSON.parse(Buffer.from(first.body.cursor.split(".")[0]!, "base64url").toString("utf8")) as { p?: string };
-    expect(carried.p).toBe(`late:${firstHour},${lastHour + HOUR - 1}`);
+    const { low, high } = lateRangeAround(firstHour, lastHour);
+    expect(carried.p).toBe(`late:${low},${high}`);
     // Late records stored now lie outside that range, and above the cursor.
     await storeAsPlanned(tenant, [
       { id: "late-before", event: firstHour - 5 * DAY + 1, createdAt: lastHour + 20 * DAY },

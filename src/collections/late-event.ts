@@ -18,7 +18,7 @@ export function lateEventAt(eventAt: number | null, createdAt: number): number |
  * below, up to about 3.7 years). Event dates are counted from year 1 (`BUCKET_ORIGIN_MS` added),
  * so that bucket numbers are never negative and integer division floors them on both engines.
  * The numbers are baked into the indexes (migration 0008) as literals: changing them needs a
- * migration.
+ * migration. The hour's level has no index since 0011: the smallest indexed is eight hours.
  */
 export const BUCKET_ORIGIN_MS = 62_135_596_800_000;
 const HOUR_MS = 60 * 60 * 1000;

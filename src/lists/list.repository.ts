@@ -18,6 +18,7 @@ import { LIST_COLUMNS, listOrder, ORDERS, type FilteredQuery, type ListOrder, ty
 import {
   armAUpperBound,
   bucketOf,
+  EDGE_LEVEL,
   inLateRowsOrder,
   lateArm,
   lateRowsArm,
@@ -305,21 +306,21 @@ export interface LateRangeRow {
 const lateRanges = new QueryTemplates<LateRangeRow>();
 
 /**
- * Where the late rows of the key's tenant's list lie, by the hour of their event dates, and the
+ * Where the late rows of the key's tenant's list lie, by the 8-hour bucket of their event dates, and the
  * createdAt of its newest row on time and late, all as of one moment: four probes of an index
  * each, for windows whose tiling is narrowed to the late rows (see WindowPlan.newest).
  */
 export function lateRangeQuery(db: Kysely<Schema>, collection: Collection, keyHash: string) {
   return lateRanges.fill(db, `${collection.name}:late-range`, { keyHash, now: Date.now() }, (s) => {
     const table = collection.table as "withdrawals";
-    const hour = bucketOf(0);
+    const bucket = bucketOf(EDGE_LEVEL);
     const probe = (direction: "asc" | "desc") =>
       db
         .selectFrom(table)
-        .select(hour.as("bucket"))
+        .select(bucket.as("bucket"))
         .where("tenant_id", "=", tenantOfKey(db, s))
-        .where(hour, "is not", null)
-        .orderBy(hour, direction)
+        .where(bucket, "is not", null)
+        .orderBy(bucket, direction)
         .limit(sql.lit(1));
     const newest = (late: "is" | "is not") =>
       db
@@ -338,13 +339,16 @@ export function lateRangeQuery(db: Kysely<Schema>, collection: Collection, keyHa
   });
 }
 
-/** What a late-range probe found: the event dates its hours span, inclusive (null: no late rows), and the newest createdAt. */
+/** What a late-range probe found: the event dates its buckets span, inclusive (null: no late rows), and the newest createdAt. */
 export function lateRangeOf(row: LateRangeRow | undefined): Pick<WindowPlan, "late" | "newest"> {
   const stored = [row?.newest_on_time, row?.newest_late].filter((at) => at !== null && at !== undefined).map(Number);
   const newest = stored.length === 0 ? null : Math.max(...stored);
   if (row === undefined || row.low === null || row.high === null) return { late: null, newest };
-  const hour = BUCKET_LEVELS_MS[0] ?? 0;
-  return { late: { low: Number(row.low) * hour - BUCKET_ORIGIN_MS, high: (Number(row.high) + 1) * hour - 1 - BUCKET_ORIGIN_MS }, newest };
+  const length = BUCKET_LEVELS_MS[EDGE_LEVEL] ?? 0;
+  return {
+    late: { low: Number(row.low) * length - BUCKET_ORIGIN_MS, high: (Number(row.high) + 1) * length - 1 - BUCKET_ORIGIN_MS },
+    newest,
+  };
 }
 
 /** How a statement's arms name the reader's tenant, and what the statement must begin with for it. */

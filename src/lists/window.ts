@@ -8,10 +8,10 @@
  * - The late rows, from their indexes by bucket of the event date (collections/late-event.ts):
  *   the window is tiled by whole buckets, the largest that fit, and each bucket is an arm in
  *   createdAt order. Only the buckets at the window's ends, when not whole, check the event
- *   date, on the index entry: of eight hours (EDGE_LEVEL), or an hour for a shorter window.
- *   A window that is open-ended or would take many arms is first narrowed to the hours of the
- *   tenant's late rows (LateRange); past them the buckets may reach beyond the window, as no
- *   late row lies there.
+ *   date, on the index entry: of eight hours (EDGE_LEVEL), the smallest indexed.
+ *   A window that is open-ended or would take many arms is first narrowed to the 8-hour
+ *   buckets of the tenant's late rows (LateRange); past them the buckets may reach beyond the
+ *   window, as no late row lies there.
  * A plan that needs no createdAt order (a window in name order) reads the late rows instead as
  * one range of the 8-hour level's index (lateRowsArm), and needs neither tiling nor narrowing.
  * The arms are disjoint and hold only rows of the window, but for what the two edges turn away
@@ -29,7 +29,14 @@ import type { ListQuery } from "./list.query.js";
 /** A query of one record table, whatever it selects: the window's arms only add conditions to it. */
 type TableQuery<O> = SelectQueryBuilder<Schema, "withdrawals", O>;
 
-const HOUR_MS = BUCKET_LEVELS_MS[0] ?? 3_600_000;
+/**
+ * The level of the buckets at either end of a window, and the smallest with an index (0011
+ * dropped the hour's): an edge reads at most one such bucket of late rows outside the window
+ * (which a walk whose rows were stored in the order of their events reads on one page), and
+ * saves the hours' arms, up to seven a side. It keeps the event date on its entries (0010).
+ */
+export const EDGE_LEVEL = 1;
+const EDGE_MS = BUCKET_LEVELS_MS[EDGE_LEVEL] ?? 28_800_000;
 /**
  * A window in name order is read one of two ways: the name index in name order, the event
  * date checked on each entry (about `limit / share` entries a page, the share being the
@@ -43,10 +50,10 @@ const TOP = BUCKET_LEVELS_MS.length - 1;
 
 /** A late row's bucket at a level, as the indexes write it: the divisor is a literal, never a parameter. */
 export const bucketOf = (level: number) =>
-  sql<number>`(late_event_at + ${sql.lit(BUCKET_ORIGIN_MS)}) / ${sql.lit(BUCKET_LEVELS_MS[level] ?? HOUR_MS)}`;
+  sql<number>`(late_event_at + ${sql.lit(BUCKET_ORIGIN_MS)}) / ${sql.lit(BUCKET_LEVELS_MS[level] ?? EDGE_MS)}`;
 
 /** The bucket of an event date at a level. */
-const bucketAt = (level: number, ms: number) => Math.floor((ms + BUCKET_ORIGIN_MS) / (BUCKET_LEVELS_MS[level] ?? HOUR_MS));
+const bucketAt = (level: number, ms: number) => Math.floor((ms + BUCKET_ORIGIN_MS) / (BUCKET_LEVELS_MS[level] ?? EDGE_MS));
 
 /** One bucket of a tiling; an edge lies only partly in the window, where late rows may lie outside it. */
 export interface Tile {
@@ -55,57 +62,49 @@ export interface Tile {
   edge: boolean;
 }
 
-/** The inclusive range of event dates that the late rows of a tenant's list fall in, by whole hours. */
+/** The inclusive range of event dates that the late rows of a tenant's list fall in, by whole buckets of the edge level. */
 export interface LateRange {
   low: number;
   high: number;
 }
 
 /**
- * The level of the buckets at either end of a window at least that long: an edge reads at most
- * one such bucket of late rows outside the window (which a walk whose rows were stored in the
- * order of their events reads on one page), and saves the hours' arms, up to seven a side.
- */
-const EDGE_LEVEL = 1;
-
-/**
  * The buckets that tile the event dates from `low` to `high` (inclusive, milliseconds): each
  * the largest that fits where it starts, within `outer` (a range around them that holds no
  * late row outside the window, so that a bucket may reach into it unchecked), and at either
- * end a bucket of the edge level (an hour, for a range shorter than EDGE_LEVEL's buckets) that
- * lies only partly inside `outer`, which checks the event date.
+ * end a bucket of the edge level that lies only partly inside `outer`, which checks the event
+ * date.
  */
 export function tiles(low: number, high: number, outer: [number, number] = [low, high]): Tile[] {
   if (high < low) return [];
   const [outerLow, outerHigh] = outer;
-  const base = high - low + 1 >= (BUCKET_LEVELS_MS[EDGE_LEVEL] ?? HOUR_MS) ? EDGE_LEVEL : 0;
-  const startOf = (level: number, bucket: number) => bucket * (BUCKET_LEVELS_MS[level] ?? HOUR_MS) - BUCKET_ORIGIN_MS;
+  const startOf = (level: number, bucket: number) => bucket * (BUCKET_LEVELS_MS[level] ?? EDGE_MS) - BUCKET_ORIGIN_MS;
   const fits = (level: number, bucket: number) => startOf(level, bucket) >= outerLow && startOf(level, bucket + 1) - 1 <= outerHigh;
-  // Buckets are counted in the edge level's (`unit`); a bucket of `level` spans 8 ** (level - base) of them.
-  const first = bucketAt(base, low);
-  const last = bucketAt(base, high);
-  if (first === last) return [{ level: base, bucket: first, edge: !fits(base, first) }];
+  // Buckets are counted in the edge level's (`unit`); a bucket of `level` spans 8 ** (level - EDGE_LEVEL) of them.
+  const first = bucketAt(EDGE_LEVEL, low);
+  const last = bucketAt(EDGE_LEVEL, high);
+  if (first === last) return [{ level: EDGE_LEVEL, bucket: first, edge: !fits(EDGE_LEVEL, first) }];
   const out: Tile[] = [];
   let unit = first;
   let end = last;
-  if (!fits(base, first)) {
-    out.push({ level: base, bucket: first, edge: true });
+  if (!fits(EDGE_LEVEL, first)) {
+    out.push({ level: EDGE_LEVEL, bucket: first, edge: true });
     unit += 1;
   }
-  if (!fits(base, last)) {
-    out.push({ level: base, bucket: last, edge: true });
+  if (!fits(EDGE_LEVEL, last)) {
+    out.push({ level: EDGE_LEVEL, bucket: last, edge: true });
     end -= 1;
   }
   // A bucket may start before `unit` only where no tile lies before it, and end after `end` only where none lies after.
   const ceiling = end === last ? Infinity : end;
   while (unit <= end) {
     let level = TOP;
-    for (; level > base; level -= 1) {
-      const size = 8 ** (level - base);
+    for (; level > EDGE_LEVEL; level -= 1) {
+      const size = 8 ** (level - EDGE_LEVEL);
       const bucket = Math.floor(unit / size);
       if ((bucket * size === unit || unit === first) && (bucket + 1) * size - 1 <= ceiling && fits(level, bucket)) break;
     }
-    const size = 8 ** (level - base);
+    const size = 8 ** (level - EDGE_LEVEL);
     const bucket = Math.floor(unit / size);
     out.push({ level, bucket, edge: false });
     unit = (bucket + 1) * size;

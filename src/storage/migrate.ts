@@ -11,6 +11,7 @@ import { lateRowsByEventDayMigration } from "./migrations/0007-late-rows-by-even
 import { windowBucketsMigration } from "./migrations/0008-window-buckets.js";
 import { keysManagedByTenantsMigration } from "./migrations/0009-keys-managed-by-tenants.js";
 import { lateEightHoursKeepEventDateMigration } from "./migrations/0010-late-eight-hours-keep-event-date.js";
+import { dropLateHoursMigration } from "./migrations/0011-drop-late-hours.js";
 
 function provider(storage: Storage): MigrationProvider {
   return {
@@ -26,6 +27,7 @@ function provider(storage: Storage): MigrationProvider {
         "0008-window-buckets": windowBucketsMigration(),
         "0009-keys-managed-by-tenants": keysManagedByTenantsMigration(storage.engine),
         "0010-late-eight-hours-keep-event-date": lateEightHoursKeepEventDateMigration(),
+        "0011-drop-late-hours": dropLateHoursMigration(),
       };
     },
   };
