@@ -279,9 +279,31 @@ describe("time window narrowed to the tenant's late records", () => {
       stored.push({ id: `t-${day}`, event: firstHour + day * DAY, createdAt: firstHour + day * DAY + 1 });
     await storeAsPlanned(tenant, stored);
     const middle = (hour: number) => hour + 30 * 60_000;
+    // The first and last late event dates, which the range is narrowed to, and a millisecond either side.
+    const [low, high] = [firstHour + 60_000, lastHour + 59 * 60_000];
     const windows: [number | undefined, number | undefined][] = [];
-    for (const since of [firstHour - 1, firstHour, firstHour + 1, middle(firstHour), firstHour + HOUR - 1, firstHour + HOUR]) {
-      for (const until of [lastHour - 1, lastHour, middle(lastHour), lastHour + HOUR - 1, lastHour + HOUR, undefined])
+    for (const since of [
+      firstHour - 1,
+      firstHour,
+      firstHour + 1,
+      low - 1,
+      low,
+      low + 1,
+      middle(firstHour),
+      firstHour + HOUR - 1,
+      firstHour + HOUR,
+    ]) {
+      for (const until of [
+        lastHour - 1,
+        lastHour,
+        middle(lastHour),
+        high - 1,
+        high,
+        high + 1,
+        lastHour + HOUR - 1,
+        lastHour + HOUR,
+        undefined,
+      ])
         windows.push([since, until]);
     }
     for (const until of [lastHour, middle(lastHour), lastHour + HOUR]) windows.push([undefined, until]);
@@ -306,13 +328,6 @@ describe("time window narrowed to the tenant's late records", () => {
 });
 
 describe("a narrowed window's first page beside a writer", () => {
-  /** The late range the probe finds: from the start of the first late record's 8-hour bucket to the end of the last one's. */
-  const lateRangeAround = (firstHour: number, lastHour: number) => {
-    const length = BUCKET_LEVELS_MS[1]!;
-    const start = (ms: number) => Math.floor((ms + BUCKET_ORIGIN_MS) / length) * length - BUCKET_ORIGIN_MS;
-    return { low: start(firstHour), high: start(lastHour) + length - 1 };
-  };
-
   /** Late records in two hours 400 days apart, at these minutes, and one on time every ten days between. */
   async function storeTwoLateHours(minutes: number[]) {
     const tenant = await newTenant(server());
@@ -337,7 +352,7 @@ describe("a narrowed window's first page beside a writer", () => {
     const keyHash = hashKey(tenant.keys.read);
     const { db } = server().storage;
     const plan = await windowPlan(db, withdrawals, keyHash, query);
-    expect(plan.late, "the window is narrowed to the late records").toEqual(lateRangeAround(firstHour, lastHour));
+    expect(plan.late, "the window is narrowed to the late records").toEqual({ low: firstHour + 60_000, high: lastHour + 60_000 });
     // Between the probe and the page: a late record whose event lies in the window but past the
     // late records' range and any bucket that reaches past it, then one on time, stored after it.
     const later = lastHour + 6 * DAY;
@@ -362,8 +377,7 @@ describe("a narrowed window's first page beside a writer", () => {
     const path = `/v1/withdrawals?createdSince=${iso(firstHour - DAY)}`;
     const first = await get<{ data: { id: string }[]; cursor: string }>(server(), `${path}&limit=4`, tenant.keys.read);
     const carried = JSON.parse(Buffer.from(first.body.cursor.split(".")[0]!, "base64url").toString("utf8")) as { p?: string };
-    const { low, high } = lateRangeAround(firstHour, lastHour);
-    expect(carried.p).toBe(`late:${low},${high}`);
+    expect(carried.p).toBe(`late:${firstHour + 60_000},${lastHour + 59 * 60_000}`);
     // Late records stored now lie outside that range, and above the cursor.
     await storeAsPlanned(tenant, [
       { id: "late-before", event: firstHour - 5 * DAY + 1, createdAt: lastHour + 20 * DAY },

@@ -6,7 +6,6 @@
  * each page fills in its values.
  */
 import { CompiledQuery, sql, type Compilable, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from "kysely";
-import { BUCKET_LEVELS_MS, BUCKET_ORIGIN_MS } from "../collections/late-event.js";
 import { RELATION_COLUMNS, RELATIONS, type Collection } from "../collections/define.js";
 import { prefixEnd, sortKey } from "../collections/sort-key.js";
 import type { CursorPosition } from "../platform/cursor.js";
@@ -306,22 +305,22 @@ export interface LateRangeRow {
 const lateRanges = new QueryTemplates<LateRangeRow>();
 
 /**
- * Where the late rows of the key's tenant's list lie, by the 8-hour bucket of their event dates, and the
- * createdAt of its newest row on time and late, all as of one moment: four probes of an index
- * each, for windows whose tiling is narrowed to the late rows (see WindowPlan.newest).
+ * Where the late rows of the key's tenant's list lie, their first and last event date, and the
+ * createdAt of its newest row on time and late, all as of one moment, for windows whose tiling
+ * is narrowed to the late rows (see WindowPlan.newest). The event dates are the extremes of the
+ * first and last 8-hour bucket that hold a late row, each read whole from its index (at most
+ * eight hours of late rows): a range only as fine as the buckets would leave a window that ends
+ * inside the last bucket (a year up to now) no room past its end, and twice the arms.
  */
 export function lateRangeQuery(db: Kysely<Schema>, collection: Collection, keyHash: string) {
   return lateRanges.fill(db, `${collection.name}:late-range`, { keyHash, now: Date.now() }, (s) => {
     const table = collection.table as "withdrawals";
     const bucket = bucketOf(EDGE_LEVEL);
-    const probe = (direction: "asc" | "desc") =>
-      db
-        .selectFrom(table)
-        .select(bucket.as("bucket"))
-        .where("tenant_id", "=", tenantOfKey(db, s))
-        .where(bucket, "is not", null)
-        .orderBy(bucket, direction)
-        .limit(sql.lit(1));
+    const lateRows = () => db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s)).where(bucket, "is not", null);
+    const extreme = (direction: "asc" | "desc") =>
+      lateRows()
+        .select((eb) => (direction === "asc" ? eb.fn.min("late_event_at") : eb.fn.max("late_event_at")).as("at"))
+        .where(bucket, "=", lateRows().select(bucket.as("bucket")).orderBy(bucket, direction).limit(sql.lit(1)));
     const newest = (late: "is" | "is not") =>
       db
         .selectFrom(table)
@@ -331,24 +330,20 @@ export function lateRangeQuery(db: Kysely<Schema>, collection: Collection, keyHa
         .orderBy("created_at", "desc")
         .limit(sql.lit(1));
     return db.selectNoFrom([
-      probe("asc").as("low"),
-      probe("desc").as("high"),
+      extreme("asc").as("low"),
+      extreme("desc").as("high"),
       newest("is").as("newest_on_time"),
       newest("is not").as("newest_late"),
     ]);
   });
 }
 
-/** What a late-range probe found: the event dates its buckets span, inclusive (null: no late rows), and the newest createdAt. */
+/** What a late-range probe found: the event dates of the late rows, inclusive (null: no late rows), and the newest createdAt. */
 export function lateRangeOf(row: LateRangeRow | undefined): Pick<WindowPlan, "late" | "newest"> {
   const stored = [row?.newest_on_time, row?.newest_late].filter((at) => at !== null && at !== undefined).map(Number);
   const newest = stored.length === 0 ? null : Math.max(...stored);
   if (row === undefined || row.low === null || row.high === null) return { late: null, newest };
-  const length = BUCKET_LEVELS_MS[EDGE_LEVEL] ?? 0;
-  return {
-    late: { low: Number(row.low) * length - BUCKET_ORIGIN_MS, high: (Number(row.high) + 1) * length - 1 - BUCKET_ORIGIN_MS },
-    newest,
-  };
+  return { late: { low: Number(row.low), high: Number(row.high) }, newest };
 }
 
 /** How a statement's arms name the reader's tenant, and what the statement must begin with for it. */

@@ -9,9 +9,9 @@
  *   the window is tiled by whole buckets, the largest that fit, and each bucket is an arm in
  *   createdAt order. Only the buckets at the window's ends, when not whole, check the event
  *   date, on the index entry: of eight hours (EDGE_LEVEL), the smallest indexed.
- *   A window that is open-ended or would take many arms is first narrowed to the 8-hour
- *   buckets of the tenant's late rows (LateRange); past them the buckets may reach beyond the
- *   window, as no late row lies there.
+ *   A window that is open-ended or would take many arms is first narrowed to the event dates
+ *   of the tenant's late rows (LateRange); past them the buckets may reach beyond the window,
+ *   as no late row lies there.
  * A plan that needs no createdAt order (a window in name order) reads the late rows instead as
  * one range of the 8-hour level's index (lateRowsArm), and needs neither tiling nor narrowing.
  * The arms are disjoint and hold only rows of the window, but for what the two edges turn away
@@ -62,7 +62,7 @@ export interface Tile {
   edge: boolean;
 }
 
-/** The inclusive range of event dates that the late rows of a tenant's list fall in, by whole buckets of the edge level. */
+/** The inclusive range of event dates that the late rows of a tenant's list fall in. */
 export interface LateRange {
   low: number;
   high: number;
