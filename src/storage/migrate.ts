@@ -12,6 +12,7 @@ import { windowBucketsMigration } from "./migrations/0008-window-buckets.js";
 import { keysManagedByTenantsMigration } from "./migrations/0009-keys-managed-by-tenants.js";
 import { lateEightHoursKeepEventDateMigration } from "./migrations/0010-late-eight-hours-keep-event-date.js";
 import { dropLateHoursMigration } from "./migrations/0011-drop-late-hours.js";
+import { dropLateTopLevelMigration } from "./migrations/0012-drop-late-top-level.js";
 
 function provider(storage: Storage): MigrationProvider {
   return {
@@ -28,6 +29,7 @@ function provider(storage: Storage): MigrationProvider {
         "0009-keys-managed-by-tenants": keysManagedByTenantsMigration(storage.engine),
         "0010-late-eight-hours-keep-event-date": lateEightHoursKeepEventDateMigration(),
         "0011-drop-late-hours": dropLateHoursMigration(),
+        "0012-drop-late-top-level": dropLateTopLevelMigration(),
       };
     },
   };
