@@ -13,7 +13,7 @@ import { withdrawals } from "../src/collections/registry.js";
 import { sortKey } from "../src/collections/sort-key.js";
 import { parseListQuery } from "../src/lists/list.query.js";
 import { pageQuery } from "../src/lists/list.repository.js";
-import { windowPlan } from "../src/lists/list.service.js";
+import { needsLateRange, windowPlan } from "../src/lists/list.service.js";
 import { tiles, WINDOW_FIRST_BOUND } from "../src/lists/window.js";
 import { hashKey } from "../src/platform/keys.js";
 import { SQLITE } from "../src/storage/engine.js";
@@ -327,6 +327,45 @@ describe("time window narrowed to the tenant's late records", () => {
   });
 });
 
+describe("a bounded window within the late records' range seen before", () => {
+  it("is tiled over its own span without a probe, and misses no late record stored since", async () => {
+    const tenant = await newTenant(server());
+    const firstHour = Date.UTC(2025, 3, 17, 19);
+    const lastHour = firstHour + 800 * DAY;
+    const stored: Stored[] = [
+      { id: "l-first", event: firstHour + 60_000, createdAt: firstHour + 3 * DAY },
+      { id: "l-last", event: lastHour + 60_000, createdAt: lastHour + 3 * DAY },
+    ];
+    for (let day = 0; day <= 800; day += 40)
+      stored.push({ id: `t-${day}`, event: firstHour + day * DAY, createdAt: firstHour + day * DAY + 1 });
+    await storeAsPlanned(tenant, stored);
+    const planOf = async (query: string) => {
+      const { body } = await get<{ cursor: string }>(server(), `/v1/withdrawals?limit=2&${query}`, tenant.keys.read);
+      return (JSON.parse(Buffer.from(body.cursor.split(".")[0]!, "base64url").toString("utf8")) as { p?: string }).p;
+    };
+    const window = (since: number, until: number) => `createdSince=${iso(since)}&createdUntil=${iso(until)}`;
+    const [since, until] = [firstHour + 2 * HOUR + 1, lastHour - 2 * HOUR - 1];
+    // Wide enough that either engine narrows it when it must (Engine.armsPerQuery).
+    expect(needsLateRange(server().storage.db, withdrawals, parseListQuery(withdrawals, window(since, until)))).toBe(true);
+    // The first walk probes: its cursor carries the range.
+    expect(await planOf(window(since, until))).toBe(`late:${firstHour + 60_000},${lastHour + 60_000}`);
+    // A late record stored since, inside the window; a walk now skips the probe (its cursor
+    // carries no range) and finds it.
+    const since2 = { id: "l-since", event: firstHour + 400 * DAY, createdAt: lastHour + 10 * DAY };
+    await storeAsPlanned(tenant, [since2]);
+    expect(await planOf(window(since, until))).toBeUndefined();
+    const want = [...stored, since2]
+      .filter((r) => r.event >= since && r.event <= until)
+      .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+      .map((r) => r.id);
+    expect((await readAll(server(), tenant.keys.read, `/v1/withdrawals?${window(since, until)}`, [3])).items.map((r) => r.id)).toEqual(
+      want,
+    );
+    // A window that reaches past the range seen is probed again.
+    expect(await planOf(window(since, lastHour + 5 * DAY))).toMatch(/^late:/);
+  });
+});
+
 describe("a narrowed window's first page beside a writer", () => {
   /** Late records in two hours 400 days apart, at these minutes, and one on time every ten days between. */
   async function storeTwoLateHours(minutes: number[]) {
@@ -423,7 +462,8 @@ describe("time window in name order", () => {
     const now = Date.UTC(2026, 6, 20, 12, 0, 0, 0);
     const names = ["Maria Lopes", "mário Dias", "MARTA Silva", "Ana Maria", "Zé Marques", "Márcia", "marco"];
     // More rows than WINDOW_FIRST_BOUND over ten days, most of them late: a window over all of
-    // them is read by the name index, a day of them by the window's own rows.
+    // them is read by the name index, as are three days (a third of them), two hours by their own
+    // rows, and so is half an hour, which fits in a page of 60.
     const stored = Array.from({ length: WINDOW_FIRST_BOUND + 300 }, (_, i) => ({
       id: `wn-${String(i).padStart(5, "0")}`,
       name: names[(i * 5) % names.length]!,
@@ -443,6 +483,8 @@ describe("time window in name order", () => {
     const windows: [number | undefined, number | undefined][] = [
       [now - 11 * DAY, now + DAY],
       [now - 3 * DAY - 1234, now - 2 * DAY],
+      [now - 5 * DAY, now - 2 * DAY],
+      [now - 3 * DAY, now - 3 * DAY + 30 * 60_000],
       [now - 5 * DAY, undefined],
       [undefined, now - 9 * DAY],
     ];
@@ -469,8 +511,15 @@ describe("time window in name order", () => {
       const cursor = body.cursor;
       return (JSON.parse(Buffer.from(cursor.split(".")[0]!, "base64url").toString("utf8")) as { p?: string }).p;
     };
+    // Over the bound: the name index.
     expect(await planOf(`name=ma&createdSince=${iso(now - 11 * DAY)}&createdUntil=${iso(now + DAY)}`)).toBe("name-index");
-    expect(await planOf(`name=ma&createdSince=${iso(now - 3 * DAY)}&createdUntil=${iso(now - 2 * DAY)}`)).toBe("window-first");
+    // Three days, under the bound, and a page of them within NAME_PROBE_PAGES pages of the name
+    // index: the name index too. Two hours are too few for that: their own rows, as are the
+    // rows of a window that fits in the page.
+    const window = (since: number, until: number) => `name=ma&createdSince=${iso(since)}&createdUntil=${iso(until)}`;
+    expect(stored.filter((r) => r.event >= now - 5 * DAY && r.event <= now - 2 * DAY).length).toBeLessThan(WINDOW_FIRST_BOUND);
+    expect(await planOf(window(now - 5 * DAY, now - 2 * DAY))).toBe("name-index");
+    expect(await planOf(window(now - 3 * DAY, now - 3 * DAY + 2 * HOUR))).toBe("window-first");
     // In createdAt order a window of one hour's bucket needs no plan.
     const hour = Math.floor((now - 3 * DAY) / HOUR) * HOUR;
     expect(await planOf(`createdSince=${iso(hour)}&createdUntil=${iso(hour + HOUR - 1)}`)).toBeUndefined();

@@ -24,14 +24,15 @@ import {
   lateTiles,
   onTimeArm,
   unorderedValues,
+  NAME_PROBE_PAGES,
   WINDOW_FIRST_BOUND,
   windowValues,
   type ArmAUpperBound,
   type LateRange,
 } from "./window.js";
 
-/** A page's row; the first page of a window in name order also carries the window's count (choosingPage). */
-export type PageRow = ListRow & { window_rows?: number | string };
+/** A page's row; the first page of a window in name order also carries the plan it picked (choosingPage): 1 for the window's own rows. */
+export type PageRow = ListRow & { window_first?: number | string };
 
 const templates = new QueryTemplates<PageRow>();
 
@@ -73,7 +74,7 @@ export interface WindowPlan {
   /**
    * In name order, read the window's own rows and sort them (see WINDOW_FIRST_BOUND), or read
    * the name index (false); undefined: count the window's rows first, in the same statement
-   * (choosingPage), whose rows then carry the count as `window_rows`.
+   * (choosingPage), whose rows then carry the plan it picked as `window_first`.
    */
   windowFirst?: boolean;
   /**
@@ -225,42 +226,67 @@ function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, t
 }
 
 /**
- * A page of a window in name order that chooses its own plan, for a walk's first page: the
- * window's rows counted up to the bound (windowCount), then the plan the count picks. Each plan
- * is a branch whose limit is the page's for the plan picked and 0 for the other, and a limit of
- * 0 ends a branch before it reads anything (a condition in a WHERE did not, on SQLite: it read
- * the window's own rows even for a year's window). One statement where a count and a page took
- * two, a round trip each on PostgreSQL. Each row carries the count, which the walk's cursors
- * keep as the plan.
+ * A page of a window in name order that chooses its own plan, for a walk's first page. A window
+ * that fits in the page is read whole, found by counting it up to `take` (windowCount).
+ * Otherwise the name index's first NAME_PROBE_PAGES pages' worth of entries are read: when a
+ * page of the window's rows lies among them (a window that holds much of the tenant's rows),
+ * the name index serves every page within that many entries. Otherwise the window's rows are
+ * counted up to WINDOW_FIRST_BOUND, and the count picks. Each plan is a branch whose limit
+ * is the page's for the plan picked and 0 for the other, and a limit of 0 ends a branch before
+ * it reads anything (a condition in a WHERE did not, on SQLite: it read the window's own rows
+ * even for a year's window); a `case` reads no more than it needs of the three.
+ * One statement where a count and a page took two, a round trip each on PostgreSQL. Each row
+ * carries the plan picked (`window_first`), which the walk's cursors keep.
  */
 function choosingPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<PageRow> {
-  const limitIf = (small: boolean) =>
-    sql<number>`(select case when n ${sql.raw(small ? "<=" : ">")} ${sql.lit(WINDOW_FIRST_BOUND)} then ${sql.lit(take)} else 0 end from counted)`;
-  const small = windowFirstPage(db, collection, s, take, limitIf(true));
-  const large = sortedPage(db, collection, "name", s, limitIf(false));
-  const query = sql<PageRow>`with counted as materialized (${windowCount(db, collection, s)}) select chosen.*, (select n from counted) as window_rows from (select * from (${small}) as small union all select * from (${large}) as large) as chosen order by name_key, id`;
+  const limitIf = (windowFirst: 0 | 1) =>
+    sql<number>`(select case when window_first = ${sql.lit(windowFirst)} then ${sql.lit(take)} else 0 end from picked)`;
+  const small = windowFirstPage(db, collection, s, take, limitIf(1));
+  const large = sortedPage(db, collection, "name", s, limitIf(0));
+  const probe = nameIndexProbe(db, collection, s, take);
+  const countedTo = (bound: number) => sql`(select n from (${windowCount(db, collection, s, bound)}) as counted) <= ${sql.lit(bound)}`;
+  const pick = sql`select case when ${countedTo(take)} then 1 when (${probe}) >= ${sql.lit(take)} then 0 when ${countedTo(WINDOW_FIRST_BOUND)} then 1 else 0 end as window_first`;
+  const query = sql<PageRow>`with picked as materialized (${pick}) select chosen.*, (select window_first from picked) as window_first from (select * from (${small}) as small union all select * from (${large}) as large) as chosen order by name_key, id`;
   return { compile: () => query.compile(db) as CompiledQuery<PageRow> };
 }
 
 /**
- * The count of the window's rows up to WINDOW_FIRST_BOUND + 1, from its unordered arms. The
- * union stops at the bound. On PostgreSQL each arm is asked in its index's order, so that it is
+ * How many of the window's rows, up to `take`, lie among the first `take` x NAME_PROBE_PAGES
+ * entries of the name index in the page's name range: the entries are read in the index's order,
+ * the event date checked on each.
+ */
+function nameIndexProbe(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): RawBuilder<number> {
+  const { column, direction } = ORDERS.name;
+  const entries = filtered(db, collection, "name", s, false, tenantOfKey(db, s))
+    .select("event_at")
+    .orderBy(column, direction)
+    .orderBy("id", direction)
+    .limit(sql.lit(take * NAME_PROBE_PAGES));
+  const inWindow: RawBuilder<SqlBool>[] = [];
+  if (s.since !== undefined) inWindow.push(sql`event_at >= ${s.since}`);
+  if (s.until !== undefined) inWindow.push(sql`event_at <= ${s.until}`);
+  return sql<number>`select count(*) from (select 1 from (${entries}) as entries where ${sql.join(inWindow, sql` and `)} limit ${sql.lit(take)}) as found`;
+}
+
+/**
+ * The count of the window's rows up to `bound` + 1, from its unordered arms. The union stops
+ * there. On PostgreSQL each arm is asked in its index's order, so that it is
  * read by that index up to the bound; an arm that the planner estimates smaller than the bound
  * it may read whole and sort instead.
  */
-function windowCount(db: Kysely<Schema>, collection: Collection, s: Slots): RawBuilder<{ n: number | string }> {
+function windowCount(db: Kysely<Schema>, collection: Collection, s: Slots, bound: number): RawBuilder<{ n: number | string }> {
   const table = collection.table as "withdrawals";
   const tenant = oneArmTenant(db, s);
   const [onTime, late] = unorderedArms(s, () => db.selectFrom(table).where("tenant_id", "=", tenant.ref).select(sql.lit(1).as("one")));
-  const bound = sql.lit(WINDOW_FIRST_BOUND + 1);
+  const beyond = sql.lit(bound + 1);
   const inIndexOrder = [onTime.orderBy("created_at", "desc").orderBy("id", "desc"), inLateRowsOrder(late)];
   const ordered = sql.join(
-    inIndexOrder.map((arm) => sql`(${arm.limit(bound)})`),
+    inIndexOrder.map((arm) => sql`(${arm.limit(beyond)})`),
     sql` union all `,
   );
   const rows = engineOf(db).mergesOrderedUnion
-    ? sql`${unionAll([onTime, late]).limit(bound)}`
-    : sql`select one from (${ordered}) as arms limit ${bound}`;
+    ? sql`${unionAll([onTime, late]).limit(beyond)}`
+    : sql`select one from (${ordered}) as arms limit ${beyond}`;
   return sql<{ n: number | string }>`select count(*) as n from (${rows}) as w`;
 }
 

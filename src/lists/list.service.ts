@@ -6,6 +6,7 @@
 import type { Kysely } from "kysely";
 import type { Collection } from "../collections/define.js";
 import { toApiJson } from "../collections/record.js";
+import { BoundedMap } from "../platform/bounded-map.js";
 import type { CursorCodec } from "../platform/cursor.js";
 import { checkCursorTenant, openCursor, pageOf, type PagedList } from "../platform/pager.js";
 import { engineOf } from "../storage/engine.js";
@@ -13,7 +14,7 @@ import type { Schema } from "../storage/schema.js";
 import { parseListQuery, type ListQuery } from "./list.query.js";
 import { lateRangeOf, lateRangeQuery, pageQuery, tilesWindow, type WindowPlan } from "./list.repository.js";
 import { listOrder, positionOf, type ListOrder, type ListRow } from "./list.shape.js";
-import { needsLateRange as windowNeedsLateRange, WINDOW_FIRST_BOUND, type LateRange } from "./window.js";
+import { needsLateRange as windowNeedsLateRange, type LateRange } from "./window.js";
 
 /** Whether the page reads late rows by bucket over a span it first narrows to the tenant's: only in createdAt order. */
 export function needsLateRange(db: Kysely<Schema>, collection: Collection, query: ListQuery): boolean {
@@ -46,7 +47,7 @@ function cursorOfLate(late: LateRange | null): string {
  * How the page reads its window. In createdAt order: the tenant's late rows' range, when the
  * tiling needs it, found by one more query on a walk's first page. In name order: whether the
  * window is small enough to be read whole (WINDOW_FIRST_BOUND), which a walk's first page
- * counts in its own statement (choosingPage); neither plan needs the range, as neither reads
+ * finds out in its own statement (choosingPage); neither plan needs the range, as neither reads
  * in createdAt order. What a first page found, its cursors carry (`chosen`), so that every
  * page of a walk reads by one plan.
  */
@@ -63,7 +64,24 @@ export async function windowPlan(
   if (!needsLateRange(db, collection, query)) return {};
   const carried = lateOfCursor(chosen);
   if (carried !== undefined) return { late: carried };
-  return lateRangeOf((await db.executeQuery(lateRangeQuery(db, collection, keyHash))).rows[0]);
+  const seen = `${keyHash}:${collection.name}`;
+  if (withinRange(query, lateRangesSeen.get(seen))) return {};
+  const found = lateRangeOf((await db.executeQuery(lateRangeQuery(db, collection, keyHash))).rows[0]);
+  if (found.late) lateRangesSeen.set(seen, found.late);
+  return found;
+}
+
+/**
+ * The late rows' range that each key's list was last found to hold (by key hash and list), kept
+ * only to skip the probe: a window within it would be narrowed to itself, so a walk of it tiles
+ * its own span at once. Tiling a window's own span is right whatever the tenant's late rows, so
+ * a range seen however long ago never makes a page miss one; at worst a page takes the arms of
+ * its whole span where a probe would have found fewer.
+ */
+const lateRangesSeen = new BoundedMap<string, LateRange>(10_000);
+
+function withinRange({ since, until }: ListQuery, range: LateRange | undefined): boolean {
+  return range !== undefined && since !== undefined && until !== undefined && since >= range.low && until <= range.high;
 }
 
 /** What a page's cursor carries of how it was read, for the next page to read by too. */
@@ -101,9 +119,9 @@ export async function listPage(
   }
   const plan = await windowPlan(db, collection, reader.keyHash, query, opened?.plan);
   const { rows } = await db.executeQuery(pageQuery(db, collection, reader.keyHash, query, opened?.position, query.limit + 1, plan));
-  // A walk's first page in name order chose its plan by its own count (choosingPage).
-  const counted = rows[0]?.window_rows;
-  const read = counted === undefined ? plan : { ...plan, windowFirst: Number(counted) <= WINDOW_FIRST_BOUND };
+  // A walk's first page in name order chose its plan in its own statement (choosingPage).
+  const picked = rows[0]?.window_first;
+  const read = picked === undefined ? plan : { ...plan, windowFirst: Number(picked) === 1 };
   const tenantId = rows[0]?.tenant_id ?? (await reader.tenantOfKey());
   if (opened !== undefined) checkCursorTenant(opened, tenantId);
   const order = listOrder(query);

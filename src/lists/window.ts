@@ -21,6 +21,7 @@
  */
 import { sql, type SelectQueryBuilder } from "kysely";
 import { BUCKET_LEVELS_MS, BUCKET_ORIGIN_MS, SLACK_MS } from "../collections/late-event.js";
+import { BoundedMap } from "../platform/bounded-map.js";
 import type { CursorPosition } from "../platform/cursor.js";
 import type { Slots } from "../storage/query-template.js";
 import type { Schema } from "../storage/schema.js";
@@ -46,6 +47,13 @@ const EDGE_MS = BUCKET_LEVELS_MS[EDGE_LEVEL] ?? 28_800_000;
  * and a window with more rows is a large enough share that the name index finds a page soon.
  */
 export const WINDOW_FIRST_BOUND = 5_000;
+/**
+ * A window that does not fit in one page: before it counts further, a walk's first page in name
+ * order reads this many pages' worth of the name index's entries. When they hold a page of the
+ * window's rows, the window is a share of at least 1 / NAME_PROBE_PAGES of them, the name index
+ * serves a page from that many entries or fewer, and counting up to the bound is skipped.
+ */
+export const NAME_PROBE_PAGES = 20;
 const TOP = BUCKET_LEVELS_MS.length - 1;
 
 /** A late row's bucket at a level, as the indexes write it: the divisor is a literal, never a parameter. */
@@ -165,8 +173,7 @@ export function windowValues(query: ListQuery, tiled: boolean, late?: LateRange 
  * Tilings by window and late range, as values named by tile: a walk asks for the same one on
  * every page, and working it out again was a third of a page query's making.
  */
-const tilings = new Map<string, Readonly<Record<string, number>>>();
-const MAX_TILINGS = 1000;
+const tilings = new BoundedMap<string, Readonly<Record<string, number>>>(1000);
 
 /** A bucket per late arm of the window, named as windowValues names it. */
 function lateValues({ since, until }: ListQuery, late: LateRange | null | undefined): Readonly<Record<string, number>> {
@@ -177,8 +184,6 @@ function lateValues({ since, until }: ListQuery, late: LateRange | null | undefi
     const span = lateSpan({ since, until }, late);
     if (span !== undefined) tiles(...span).forEach((tile, i) => (named[`${tile.edge ? "e" : "b"}${tile.level}_${i}`] = tile.bucket));
     values = Object.freeze(named);
-    const oldest = tilings.size >= MAX_TILINGS ? tilings.keys().next().value : undefined;
-    if (oldest !== undefined) tilings.delete(oldest);
     tilings.set(key, values);
   }
   return values;

@@ -6,6 +6,7 @@
  * written once for every engine.
  */
 import { CompiledQuery, sql as rawSql, type Compilable, type Kysely, type Transaction } from "kysely";
+import { BoundedMap } from "../platform/bounded-map.js";
 import { engineOf } from "./engine.js";
 import type { Schema } from "./schema.js";
 
@@ -42,7 +43,7 @@ export function plannedEachTime<R>(query: Compilable<R>): Compilable<R> {
 }
 
 export class QueryTemplates<R> {
-  private readonly compiled = new Map<string, { sql: string; slots: string[] }>();
+  private readonly compiled = new BoundedMap<string, { sql: string; slots: string[] }>(MAX_SHAPES);
 
   /**
    * The compiled query of the shape named `shape`, with `values` filled in. `build` receives
@@ -65,8 +66,6 @@ export class QueryTemplates<R> {
       const slots = Object.fromEntries(Object.keys(values).map((name) => [name, slotOf(name)]));
       const { sql, parameters } = build(slots).compile();
       template = { sql, slots: parameters.map((p) => slotName(p, shape)) };
-      const oldest = this.compiled.size >= MAX_SHAPES ? this.compiled.keys().next().value : undefined;
-      if (oldest !== undefined) this.compiled.delete(oldest);
       this.compiled.set(key, template);
     }
     const named = values as Record<string, unknown>;

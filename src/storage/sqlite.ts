@@ -3,6 +3,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, SqliteDialect, sql, type SqliteDatabase as KyselySqliteDatabase } from "kysely";
+import { BoundedMap } from "../platform/bounded-map.js";
 import { SQLITE } from "./engine.js";
 import type { Storage } from "./storage.js";
 import type { Schema } from "./schema.js";
@@ -15,15 +16,13 @@ const STATEMENT_CACHE_SIZE = 500;
  * placeholders, so a small cache holds every query cribline makes.
  */
 function withStatementCache(database: SqliteDatabase.Database): KyselySqliteDatabase {
-  const statements = new Map<string, SqliteDatabase.Statement>();
+  const statements = new BoundedMap<string, SqliteDatabase.Statement>(STATEMENT_CACHE_SIZE);
   return {
     close: () => database.close(),
     prepare(sql: string) {
       let statement = statements.get(sql);
       if (statement === undefined) {
         statement = database.prepare(sql);
-        const oldest = statements.size >= STATEMENT_CACHE_SIZE ? statements.keys().next().value : undefined;
-        if (oldest !== undefined) statements.delete(oldest);
         statements.set(sql, statement);
       }
       return statement;
