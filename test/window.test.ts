@@ -54,6 +54,17 @@ async function storeAsPlanned(tenant: TestTenant, stored: Stored[]): Promise<voi
 }
 
 /** The grid of event dates and storage offsets around the slack's edges, stored as planned. */
+/** The plan a cursor carries for the rest of its walk (`p` in its signed payload), if any. */
+function planOfCursor(cursor: string): string | undefined {
+  return (JSON.parse(Buffer.from(cursor.split(".")[0]!, "base64url").toString("utf8")) as { p?: string }).p;
+}
+
+/** The plan that the first page of a walk at limit=2 picked, as its cursor carries it. */
+async function firstPagePlan(tenant: TestTenant, query: string): Promise<string | undefined> {
+  const { body } = await get<{ cursor: string }>(server(), `/v1/withdrawals?limit=2&${query}`, tenant.keys.read);
+  return planOfCursor(body.cursor);
+}
+
 async function storeGrid() {
   const tenant = await newTenant(server());
   const stored: Stored[] = EVENTS.flatMap((event, e) =>
@@ -339,10 +350,7 @@ describe("a bounded window within the late records' range seen before", () => {
     for (let day = 0; day <= 800; day += 40)
       stored.push({ id: `t-${day}`, event: firstHour + day * DAY, createdAt: firstHour + day * DAY + 1 });
     await storeAsPlanned(tenant, stored);
-    const planOf = async (query: string) => {
-      const { body } = await get<{ cursor: string }>(server(), `/v1/withdrawals?limit=2&${query}`, tenant.keys.read);
-      return (JSON.parse(Buffer.from(body.cursor.split(".")[0]!, "base64url").toString("utf8")) as { p?: string }).p;
-    };
+    const planOf = (query: string) => firstPagePlan(tenant, query);
     const window = (since: number, until: number) => `createdSince=${iso(since)}&createdUntil=${iso(until)}`;
     const [since, until] = [firstHour + 2 * HOUR + 1, lastHour - 2 * HOUR - 1];
     // Wide enough that either engine narrows it when it must (Engine.armsPerQuery).
@@ -415,8 +423,7 @@ describe("a narrowed window's first page beside a writer", () => {
     // Open-ended, so narrowed on every engine.
     const path = `/v1/withdrawals?createdSince=${iso(firstHour - DAY)}`;
     const first = await get<{ data: { id: string }[]; cursor: string }>(server(), `${path}&limit=4`, tenant.keys.read);
-    const carried = JSON.parse(Buffer.from(first.body.cursor.split(".")[0]!, "base64url").toString("utf8")) as { p?: string };
-    expect(carried.p).toBe(`late:${firstHour + 60_000},${lastHour + 59 * 60_000}`);
+    expect(planOfCursor(first.body.cursor)).toBe(`late:${firstHour + 60_000},${lastHour + 59 * 60_000}`);
     // Late records stored now lie outside that range, and above the cursor.
     await storeAsPlanned(tenant, [
       { id: "late-before", event: firstHour - 5 * DAY + 1, createdAt: lastHour + 20 * DAY },
@@ -506,11 +513,7 @@ describe("time window in name order", () => {
       }
     }
     // The first page's choice rides in its cursor, so that the walk's later pages need not count.
-    const planOf = async (query: string) => {
-      const { body } = await get<{ cursor: string }>(server(), `/v1/withdrawals?limit=2&${query}`, tenant.keys.read);
-      const cursor = body.cursor;
-      return (JSON.parse(Buffer.from(cursor.split(".")[0]!, "base64url").toString("utf8")) as { p?: string }).p;
-    };
+    const planOf = (query: string) => firstPagePlan(tenant, query);
     // Over the bound: the name index.
     expect(await planOf(`name=ma&createdSince=${iso(now - 11 * DAY)}&createdUntil=${iso(now + DAY)}`)).toBe("name-index");
     // Three days, under the bound, and a page of them within NAME_PROBE_PAGES pages of the name
