@@ -14,7 +14,7 @@ import { sortKey } from "../src/collections/sort-key.js";
 import { parseListQuery } from "../src/lists/list.query.js";
 import { pageQuery } from "../src/lists/list.repository.js";
 import { needsLateRange, windowPlan } from "../src/lists/list.service.js";
-import { tiles, WINDOW_FIRST_BOUND } from "../src/lists/window.js";
+import { NAME_INDEX_PAGES, NAME_PROBE_PAGES, tiles, WINDOW_FIRST_BOUND } from "../src/lists/window.js";
 import { hashKey } from "../src/platform/keys.js";
 import { SQLITE } from "../src/storage/engine.js";
 import { withdrawal } from "./support/factories.js";
@@ -468,9 +468,9 @@ describe("time window in name order", () => {
     const tenant = await newTenant(server());
     const now = Date.UTC(2026, 6, 20, 12, 0, 0, 0);
     const names = ["Maria Lopes", "mário Dias", "MARTA Silva", "Ana Maria", "Zé Marques", "Márcia", "marco"];
-    // More rows than WINDOW_FIRST_BOUND over ten days, most of them late: a window over all of
-    // them is read by the name index, as are three days (a third of them), two hours by their own
-    // rows, and so is half an hour, which fits in a page of 60.
+    // More rows than WINDOW_FIRST_BOUND over ten days, most of them late, read through windows
+    // from half an hour (which fits in a page of 60) to all of them, by either plan (below: which
+    // one each first page picks).
     const stored = Array.from({ length: WINDOW_FIRST_BOUND + 300 }, (_, i) => ({
       id: `wn-${String(i).padStart(5, "0")}`,
       name: names[(i * 5) % names.length]!,
@@ -491,6 +491,7 @@ describe("time window in name order", () => {
       [now - 11 * DAY, now + DAY],
       [now - 3 * DAY - 1234, now - 2 * DAY],
       [now - 5 * DAY, now - 2 * DAY],
+      [now - 3 * DAY, now - 3 * DAY + 2 * HOUR],
       [now - 3 * DAY, now - 3 * DAY + 30 * 60_000],
       [now - 5 * DAY, undefined],
       [undefined, now - 9 * DAY],
@@ -514,15 +515,33 @@ describe("time window in name order", () => {
     }
     // The first page's choice rides in its cursor, so that the walk's later pages need not count.
     const planOf = (query: string) => firstPagePlan(tenant, query);
-    // Over the bound: the name index.
-    expect(await planOf(`name=ma&createdSince=${iso(now - 11 * DAY)}&createdUntil=${iso(now + DAY)}`)).toBe("name-index");
-    // Three days, under the bound, and a page of them within NAME_PROBE_PAGES pages of the name
-    // index: the name index too. Two hours are too few for that: their own rows, as are the
-    // rows of a window that fits in the page.
+    // The plan each step of the first page picks (choosingPage), worked out from the stored rows
+    // for a walk at limit=2: a window that fits in the page is read whole (and has no cursor);
+    // else the name index when its first NAME_PROBE_PAGES pages' worth of entries show the
+    // window at least 1 / NAME_INDEX_PAGES of them; else the count up to WINDOW_FIRST_BOUND.
+    const take = 3;
+    const named = stored
+      .filter((r) => sortKey(r.name).startsWith(sortKey("ma")))
+      .sort((a, b) => (sortKey(a.name) < sortKey(b.name) ? -1 : sortKey(a.name) > sortKey(b.name) ? 1 : a.id < b.id ? -1 : 1));
+    const expected = (since: number, until: number) => {
+      const inWindow = (r: { event: number }) => r.event >= since && r.event <= until;
+      const rows = stored.filter(inWindow).length;
+      const hits = named.slice(0, take * NAME_PROBE_PAGES).filter(inWindow).length;
+      if (hits >= Math.ceil((take * NAME_PROBE_PAGES) / NAME_INDEX_PAGES)) return { plan: "name-index", by: "probe" };
+      return { plan: rows <= WINDOW_FIRST_BOUND ? "window-first" : "name-index", by: "count" };
+    };
     const window = (since: number, until: number) => `name=ma&createdSince=${iso(since)}&createdUntil=${iso(until)}`;
-    expect(stored.filter((r) => r.event >= now - 5 * DAY && r.event <= now - 2 * DAY).length).toBeLessThan(WINDOW_FIRST_BOUND);
-    expect(await planOf(window(now - 5 * DAY, now - 2 * DAY))).toBe("name-index");
-    expect(await planOf(window(now - 3 * DAY, now - 3 * DAY + 2 * HOUR))).toBe("window-first");
+    const seen = new Set<string>();
+    for (const hours of [1, 2, 4, 8, 24, 72, 240]) {
+      for (const start of [now - 9 * DAY, now - 5 * DAY, now - 3 * DAY, now - 1 * DAY]) {
+        const [since, until] = [start, start + hours * HOUR];
+        const { plan, by } = expected(since, until);
+        expect(await planOf(window(since, until)), `${hours} hours from ${iso(start)}`).toBe(plan);
+        seen.add(`${plan} by the ${by}`);
+      }
+    }
+    // Each way of picking was taken: the probe (the name index) and the count (the window's rows).
+    expect([...seen].sort()).toEqual(["name-index by the probe", "window-first by the count"]);
     // In createdAt order a window of one hour's bucket needs no plan.
     const hour = Math.floor((now - 3 * DAY) / HOUR) * HOUR;
     expect(await planOf(`createdSince=${iso(hour)}&createdUntil=${iso(hour + HOUR - 1)}`)).toBeUndefined();

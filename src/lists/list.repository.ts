@@ -24,6 +24,7 @@ import {
   lateTiles,
   onTimeArm,
   unorderedValues,
+  NAME_INDEX_PAGES,
   NAME_PROBE_PAGES,
   WINDOW_FIRST_BOUND,
   windowValues,
@@ -228,15 +229,15 @@ function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, t
 /**
  * A page of a window in name order that chooses its own plan, for a walk's first page. A window
  * that fits in the page is read whole, found by counting it up to `take` (windowCount).
- * Otherwise the name index's first NAME_PROBE_PAGES pages' worth of entries are read: when a
- * page of the window's rows lies among them (a window that holds much of the tenant's rows),
- * the name index serves every page within that many entries. Otherwise the window's rows are
- * counted up to WINDOW_FIRST_BOUND, and the count picks. Each plan is a branch whose limit
- * is the page's for the plan picked and 0 for the other, and a limit of 0 ends a branch before
- * it reads anything (a condition in a WHERE did not, on SQLite: it read the window's own rows
- * even for a year's window); a `case` reads no more than it needs of the three.
- * One statement where a count and a page took two, a round trip each on PostgreSQL. Each row
- * carries the plan picked (`window_first`), which the walk's cursors keep.
+ * Otherwise the name index's first NAME_PROBE_PAGES pages' worth of entries are read: when
+ * enough of the window's rows lie among them (probeHits: a window that holds a large share of
+ * the tenant's rows), the name index serves every page from a bounded number of entries.
+ * Otherwise the window's rows are counted up to WINDOW_FIRST_BOUND, and the count picks. Each
+ * plan is a branch whose limit is the page's for the plan picked and 0 for the other, and a
+ * limit of 0 ends a branch before it reads anything (a condition in a WHERE did not, on SQLite:
+ * it read the window's own rows even for a year's window); a `case` reads no more than it needs
+ * of the three. One statement where a count and a page took two, a round trip each on
+ * PostgreSQL. Each row carries the plan picked (`window_first`), which the walk's cursors keep.
  */
 function choosingPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<PageRow> {
   const limitIf = (windowFirst: 0 | 1) =>
@@ -245,13 +246,16 @@ function choosingPage(db: Kysely<Schema>, collection: Collection, s: Slots, take
   const large = sortedPage(db, collection, "name", s, limitIf(0));
   const probe = nameIndexProbe(db, collection, s, take);
   const countedTo = (bound: number) => sql`(select n from (${windowCount(db, collection, s, bound)}) as counted) <= ${sql.lit(bound)}`;
-  const pick = sql`select case when ${countedTo(take)} then 1 when (${probe}) >= ${sql.lit(take)} then 0 when ${countedTo(WINDOW_FIRST_BOUND)} then 1 else 0 end as window_first`;
+  const pick = sql`select case when ${countedTo(take)} then 1 when (${probe}) >= ${sql.lit(probeHits(take))} then 0 when ${countedTo(WINDOW_FIRST_BOUND)} then 1 else 0 end as window_first`;
   const query = sql<PageRow>`with picked as materialized (${pick}) select chosen.*, (select window_first from picked) as window_first from (select * from (${small}) as small union all select * from (${large}) as large) as chosen order by name_key, id`;
   return { compile: () => query.compile(db) as CompiledQuery<PageRow> };
 }
 
+/** How many of the window's rows among the probe's entries show it a share of at least 1 / NAME_INDEX_PAGES. */
+const probeHits = (take: number) => Math.ceil((take * NAME_PROBE_PAGES) / NAME_INDEX_PAGES);
+
 /**
- * How many of the window's rows, up to `take`, lie among the first `take` x NAME_PROBE_PAGES
+ * How many of the window's rows, up to probeHits, lie among the first `take` x NAME_PROBE_PAGES
  * entries of the name index in the page's name range: the entries are read in the index's order,
  * the event date checked on each.
  */
@@ -265,7 +269,7 @@ function nameIndexProbe(db: Kysely<Schema>, collection: Collection, s: Slots, ta
   const inWindow: RawBuilder<SqlBool>[] = [];
   if (s.since !== undefined) inWindow.push(sql`event_at >= ${s.since}`);
   if (s.until !== undefined) inWindow.push(sql`event_at <= ${s.until}`);
-  return sql<number>`select count(*) from (select 1 from (${entries}) as entries where ${sql.join(inWindow, sql` and `)} limit ${sql.lit(take)}) as found`;
+  return sql<number>`select count(*) from (select 1 from (${entries}) as entries where ${sql.join(inWindow, sql` and `)} limit ${sql.lit(probeHits(take))}) as found`;
 }
 
 /**

@@ -49,11 +49,14 @@ const EDGE_MS = BUCKET_LEVELS_MS[EDGE_LEVEL] ?? 28_800_000;
 export const WINDOW_FIRST_BOUND = 5_000;
 /**
  * A window that does not fit in one page: before it counts further, a walk's first page in name
- * order reads this many pages' worth of the name index's entries. When they hold a page of the
- * window's rows, the window is a share of at least 1 / NAME_PROBE_PAGES of them, the name index
- * serves a page from that many entries or fewer, and counting up to the bound is skipped.
+ * order reads NAME_PROBE_PAGES pages' worth of the name index's entries. When they hold enough
+ * of the window's rows to show it a share of at least 1 / NAME_INDEX_PAGES of them, the name
+ * index serves each page from about NAME_INDEX_PAGES pages' worth of entries or fewer, and the
+ * window is not counted: a window that large a share of a tenant's rows is, but for small
+ * tenants, larger than reading that many entries.
  */
 export const NAME_PROBE_PAGES = 20;
+export const NAME_INDEX_PAGES = 80;
 const TOP = BUCKET_LEVELS_MS.length - 1;
 
 /** A late row's bucket at a level, as the indexes write it: the divisor is a literal, never a parameter. */
