@@ -64,7 +64,8 @@ export interface Engine {
   /**
    * How many arms a statement may merge before one more query is worth its cost to remove
    * some: in-process, a query costs a few arms' seeks; over the network, a round trip costs
-   * a few dozen (docs/measurements.md). A time window narrows its tiling by one (lists/window.ts).
+   * more, but once a walk, whose every page reads the arms (docs/measurements.md). A time
+   * window narrows its tiling by one (lists/window.ts).
    */
   readonly armsPerQuery: number;
   /** A column's NOT NULL can be dropped in place; without it the table is rebuilt. */
@@ -149,7 +150,7 @@ export const POSTGRES: Engine = {
   clusteredTables: false,
   rowids: false,
   replansOnBind: false,
-  armsPerQuery: 28,
+  armsPerQuery: 12,
   altersColumns: true,
   sharedByProcesses: true,
   favoursMemory: false,
