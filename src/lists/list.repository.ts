@@ -179,13 +179,15 @@ function unorderedArms<O>(
  * found by the window's arms and kept apart (materialized, so that no planner moves the name
  * and cursor conditions into the arms and reads them by the name index instead), then the
  * page's ids in name order, then their rows. Taken only for a window of at most
- * WINDOW_FIRST_BOUND rows (windowCount), so the sort is bounded. Where a column can be kept
- * from choosing an index (Engine.rowids), the arms check the name and cursor themselves, so that
- * only the rows they keep are set apart, and the page's rows are joined back by their rowids.
+ * WINDOW_FIRST_BOUND rows (windowCount), so the sort is bounded. The page's rows are joined
+ * back by their address within the statement (Engine.rowAddress). Where a column can be kept
+ * from choosing an index (Engine.hidesFromIndex), the arms check the name and cursor themselves,
+ * so that only the rows they keep are set apart.
  */
 function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number, limit: RawBuilder<number> = sql.lit(take)) {
   const table = collection.table as "withdrawals";
-  const { rowids } = engineOf(db);
+  const { rowAddress, hidesFromIndex } = engineOf(db);
+  const address = sql.raw(rowAddress);
   // The page's name range and cursor, on the columns as written.
   const inPage = (nameKey: RawBuilder<string>, id: RawBuilder<string>) => {
     const terms: RawBuilder<SqlBool>[] = [];
@@ -196,10 +198,8 @@ function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, t
   };
   const arm = () => {
     const found = db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s));
-    if (!rowids) return found.select(["id", "name_key", sql<number>`null`.as("address")]);
-    return inPage(sql`+name_key`, sql`+id`)
-      .reduce((q, term) => q.where(term), found)
-      .select(["id", "name_key", sql<number>`rowid`.as("address")]);
+    const kept = hidesFromIndex ? inPage(sql`+name_key`, sql`+id`).reduce((q, term) => q.where(term), found) : found;
+    return kept.select(["id", "name_key", sql<string>`${address}`.as("address")]);
   };
   const rows = unionAll(unorderedArms(s, arm));
   return db
@@ -216,11 +216,7 @@ function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, t
         .limit(limit)
         .as("p"),
     )
-    .innerJoin(`${table} as t`, (join) =>
-      rowids
-        ? join.on(sql`t.rowid`, "=", sql.ref("p.address"))
-        : join.on("t.tenant_id", "=", tenantOfKey(db, s)).onRef("t.id", "=", "p.id"),
-    )
+    .innerJoin(`${table} as t`, (join) => join.on(sql`t.${address}`, "=", sql.ref("p.address")))
     .select(LIST_COLUMNS.map((column) => `t.${column}` as const))
     .orderBy("p.name_key")
     .orderBy("p.id");

@@ -48,12 +48,16 @@ export interface Engine {
   /** A table can be stored in its primary key's order (`WITHOUT ROWID`): one B-tree a row, not two. */
   readonly clusteredTables: boolean;
   /**
-   * A row of an ordinary table has an address (`rowid`) that a statement may join it back by,
-   * one B-tree descent instead of the primary key's two; and a column written `+column` is one
-   * that no index is chosen by, so a condition on it can go where a planner must not read by its
-   * index. Without it, rows are joined back by key and such conditions stay outside.
+   * The column that addresses a row within one statement, which a statement may join a row back
+   * by instead of its primary key: SQLite's `rowid` (one B-tree descent instead of the key's
+   * two), PostgreSQL's `ctid` (the tuple itself, which the statement's snapshot keeps).
    */
-  readonly rowids: boolean;
+  readonly rowAddress: "rowid" | "ctid";
+  /**
+   * A column written `+column` is one that no index is chosen by, so a condition on it can go
+   * where a planner must not read by its index. Without it, such conditions stay outside.
+   */
+  readonly hidesFromIndex: boolean;
   /**
    * A prepared statement is planned again whenever a value the planner looked at is bound anew
    * (SQLite's STAT4 samples), which for a window page's many arms cost more than running it. A
@@ -107,7 +111,8 @@ export const SQLITE: Engine = {
   combinesRangeBounds: false,
   keyArrays: false,
   clusteredTables: true,
-  rowids: true,
+  rowAddress: "rowid",
+  hidesFromIndex: true,
   replansOnBind: true,
   armsPerQuery: 6,
   altersColumns: false,
@@ -148,7 +153,8 @@ export const POSTGRES: Engine = {
   combinesRangeBounds: true,
   keyArrays: true,
   clusteredTables: false,
-  rowids: false,
+  rowAddress: "ctid",
+  hidesFromIndex: false,
   replansOnBind: false,
   armsPerQuery: 12,
   altersColumns: true,
