@@ -13,7 +13,7 @@ import { withdrawals } from "../src/collections/registry.js";
 import { sortKey } from "../src/collections/sort-key.js";
 import { parseListQuery } from "../src/lists/list.query.js";
 import { pageQuery } from "../src/lists/list.repository.js";
-import { needsLateRange, windowPlan } from "../src/lists/list.service.js";
+import { needsLateRange, probedPlan } from "../src/lists/list.service.js";
 import { NAME_INDEX_PAGES, NAME_PROBE_PAGES, tiles, WINDOW_FIRST_BOUND } from "../src/lists/window.js";
 import { hashKey } from "../src/platform/keys.js";
 import { SQLITE } from "../src/storage/engine.js";
@@ -398,7 +398,7 @@ describe("a narrowed window's first page beside a writer", () => {
     const query = parseListQuery(withdrawals, `limit=5&createdSince=${iso(since)}`);
     const keyHash = hashKey(tenant.keys.read);
     const { db } = server().storage;
-    const plan = await windowPlan(db, withdrawals, keyHash, query);
+    const plan = await probedPlan(db, withdrawals, keyHash);
     expect(plan.late, "the window is narrowed to the late records").toEqual({ low: firstHour + 60_000, high: lastHour + 60_000 });
     // Between the probe and the page: a late record whose event lies in the window but past the
     // late records' range and any bucket that reaches past it, then one on time, stored after it.
@@ -418,13 +418,21 @@ describe("a narrowed window's first page beside a writer", () => {
     expect(items.map((r) => r.id)).toEqual(["on-time-since", "late-since", ...before]);
   });
 
-  it("reads its later pages by the late records' range its first page found, which every record below its cursor lies in", async () => {
+  it.each([
+    ["open at its end, by the range it assumed and checked", "since"],
+    ["open at its start, by the range it found", "until"],
+  ] as const)("reads its later pages, a window %s, which every record below its cursor lies in", async (_label, open) => {
     const { tenant, firstHour, lastHour, stored } = await storeTwoLateHours([1, 59]);
-    // Open-ended, so narrowed on every engine.
-    const path = `/v1/withdrawals?createdSince=${iso(firstHour - DAY)}`;
+    const inWindow = (event: number) => (open === "since" ? event >= firstHour - DAY : event <= lastHour + DAY);
+    const path = `/v1/withdrawals?${open === "since" ? `createdSince=${iso(firstHour - DAY)}` : `createdUntil=${iso(lastHour + DAY)}`}`;
     const first = await get<{ data: { id: string }[]; cursor: string }>(server(), `${path}&limit=4`, tenant.keys.read);
-    expect(planOfCursor(first.body.cursor)).toBe(`late:${firstHour + 60_000},${lastHour + 59 * 60_000}`);
-    // Late records stored now lie outside that range, and above the cursor.
+    // Late records as far as the end of the 8-hour bucket a day from now, checked by the page's
+    // own statement; or the first and last late event dates, found by a query.
+    const carried =
+      open === "since" ? /^late:-8640000000000000,\d+$/ : new RegExp(`^late:${firstHour + 60_000},${lastHour + 59 * 60_000}$`);
+    expect(planOfCursor(first.body.cursor)).toMatch(carried);
+    // Late records stored now lie outside the range found, one past the range assumed (years
+    // from now), and above the cursor.
     await storeAsPlanned(tenant, [
       { id: "late-before", event: firstHour - 5 * DAY + 1, createdAt: lastHour + 20 * DAY },
       { id: "late-after", event: lastHour + 8 * 365 * DAY, createdAt: lastHour + 20 * DAY + 1 },
@@ -442,12 +450,14 @@ describe("a narrowed window's first page beside a writer", () => {
       cursor = page.body.cursor;
     }
     const want = stored
-      .filter((r) => r.event >= firstHour - DAY)
+      .filter((r) => inWindow(r.event))
       .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
       .map((r) => r.id);
     expect(ids).toEqual(want);
+    // A walk begun now finds the record stored since in the window: past the range the first
+    // page assumes, which it finds (and reads again by the range a query finds).
     const { items } = await readAll(server(), tenant.keys.read, path, [4]);
-    expect(items.map((r) => r.id)).toEqual(["late-after", ...want]);
+    expect(items.map((r) => r.id)).toEqual([open === "since" ? "late-after" : "late-before", ...want]);
   });
 });
 

@@ -59,6 +59,7 @@ export function pageQuery(
     ? unorderedValues(query)
     : windowValues(query, collection.kind === "transaction" && order === "created", options.late);
   const values = pageValues(keyHash, query, after, window);
+  if (options.beyondBucket !== undefined && order === "created") values.beyondBucket = options.beyondBucket;
   const upper = armAUpperBound(query, after);
   const shape = [collection.name, order, take, upper, plan, ...Object.keys(values)].join(":");
   return templates.fill(db, shape, values, (slots) => {
@@ -72,6 +73,12 @@ export function pageQuery(
 export interface WindowPlan {
   /** Where the tenant's late rows lie, for a window in createdAt order that needs it (see needsLateRange). */
   late?: LateRange | null;
+  /**
+   * Set when `late` was assumed (assumedLateRange), not found: the 8-hour bucket past which it
+   * assumes no late row lies, which the page checks in its own statement (verifiedTenant). The
+   * page then holds no row when one does.
+   */
+  beyondBucket?: number;
   /**
    * In name order, read the window's own rows and sort them (see WINDOW_FIRST_BOUND), or read
    * the name index (false); undefined: count the window's rows first, in the same statement
@@ -138,7 +145,7 @@ function buildPage(
   // Master data and relationship filters have an index of all their rows by createdAt;
   // a transaction list's rows are indexed by createdAt as two parts, on time and late.
   const single = collection.kind !== "transaction" || RELATIONS.some((r) => s[r] !== undefined);
-  const tenant = single || (windowed && late.length === 0) ? oneArmTenant(db, s) : armsTenant(db, s);
+  const tenant = single || (windowed && late.length === 0) ? oneArmTenant(db, s, collection) : armsTenant(db, s, collection);
   const base = (withCursor: boolean) => filtered(db, collection, order, s, withCursor, tenant.ref).select(LIST_COLUMNS);
   if (single) return page(base(true));
   const arms = windowed
@@ -384,13 +391,37 @@ interface ArmsTenant {
  * scan of the keys an arm, and SQLite about a microsecond an arm (docs/measurements.md);
  * SQLite still merges the bare union that the `with` leads.
  */
-function armsTenant(db: Kysely<Schema>, s: Slots): ArmsTenant {
-  return { ref: sql<number>`(select tenant_id from reader)`, with: sql`with reader as materialized ${tenantOfKey(db, s)} ` };
+function armsTenant(db: Kysely<Schema>, s: Slots, collection?: Collection): ArmsTenant {
+  return { ref: sql<number>`(select tenant_id from reader)`, with: sql`with reader as materialized ${verifiedTenant(db, s, collection)} ` };
 }
 
 /** The tenant for a statement of one arm: the key looked up where it is needed. */
-function oneArmTenant(db: Kysely<Schema>, s: Slots): ArmsTenant {
-  return { ref: tenantOfKey(db, s), with: sql`` };
+function oneArmTenant(db: Kysely<Schema>, s: Slots, collection?: Collection): ArmsTenant {
+  return { ref: verifiedTenant(db, s, collection), with: sql`` };
+}
+
+/**
+ * The key's tenant, and for a page whose tiling assumes that no late row lies past an 8-hour
+ * bucket (`s.beyondBucket`, see WindowPlan.assumed) none when one does: one probe of that
+ * level's index, in the page's own statement and snapshot, so that the page holds no row or
+ * every row of its window.
+ */
+function verifiedTenant(db: Kysely<Schema>, s: Slots, collection: Collection | undefined) {
+  const tenant = tenantOfKey(db, s);
+  if (s.beyondBucket === undefined || collection === undefined) return tenant;
+  const bucket = bucketOf(EDGE_LEVEL);
+  // A late bucket of the tenant's past the one assumed, asked in its index's order: the one plan
+  // is a probe of that index (`not exists` gave PostgreSQL an anti-join over every tenant's late
+  // rows, and a condition with no order a scan of the table that its statistics made look cheap).
+  const beyond = db
+    .selectFrom(`${collection.table as "withdrawals"} as v`)
+    .select(bucket.as("bucket"))
+    .where("v.tenant_id", "=", sql.ref<number>("api_keys.tenant_id"))
+    .where(bucket, ">", s.beyondBucket)
+    .where(bucket, "is not", null)
+    .orderBy(bucket, "desc")
+    .limit(sql.lit(1));
+  return tenant.where(sql<SqlBool>`(${beyond}) is null`);
 }
 
 /** The tenant of the API key whose hash is `s.keyHash`, when the key is not revoked, has not expired by `s.now`, and may read. */

@@ -14,7 +14,7 @@ import type { Schema } from "../storage/schema.js";
 import { parseListQuery, type ListQuery } from "./list.query.js";
 import { lateRangeOf, lateRangeQuery, pageQuery, tilesWindow, type WindowPlan } from "./list.repository.js";
 import { listOrder, positionOf, type ListOrder, type ListRow } from "./list.shape.js";
-import { needsLateRange as windowNeedsLateRange, type LateRange } from "./window.js";
+import { assumedLateRange, needsLateRange as windowNeedsLateRange, type LateRange } from "./window.js";
 
 /** Whether the page reads late rows by bucket over a span it first narrows to the tenant's: only in createdAt order. */
 export function needsLateRange(db: Kysely<Schema>, collection: Collection, query: ListQuery): boolean {
@@ -45,7 +45,8 @@ function cursorOfLate(late: LateRange | null): string {
 
 /**
  * How the page reads its window. In createdAt order: the tenant's late rows' range, when the
- * tiling needs it, found by one more query on a walk's first page. In name order: whether the
+ * tiling needs it, found by one more query on a walk's first page, or for a window open at its
+ * end assumed and checked by the page itself (assumedLateRange). In name order: whether the
  * window is small enough to be read whole (WINDOW_FIRST_BOUND), which a walk's first page
  * finds out in its own statement (choosingPage); neither plan needs the range, as neither reads
  * in createdAt order. What a first page found, its cursors carry (`chosen`), so that every
@@ -64,10 +65,15 @@ export async function windowPlan(
   if (!needsLateRange(db, collection, query)) return {};
   const carried = lateOfCursor(chosen);
   if (carried !== undefined) return { late: carried };
-  const seen = `${keyHash}:${collection.name}`;
-  if (withinRange(query, lateRangesSeen.get(seen))) return {};
+  const seen = lateRangesSeen.get(`${keyHash}:${collection.name}`);
+  if (withinRange(query, seen)) return {};
+  return assumedLateRange(query, Date.now(), seen?.high) ?? probedPlan(db, collection, keyHash);
+}
+
+/** The tenant's late rows' range as a query finds it now, for a walk's first page; kept as seen. */
+export async function probedPlan(db: Kysely<Schema>, collection: Collection, keyHash: string): Promise<WindowPlan> {
   const found = lateRangeOf((await db.executeQuery(lateRangeQuery(db, collection, keyHash))).rows[0]);
-  if (found.late) lateRangesSeen.set(seen, found.late);
+  if (found.late) lateRangesSeen.set(`${keyHash}:${collection.name}`, found.late);
   return found;
 }
 
@@ -117,8 +123,15 @@ export async function listPage(
     await reader.tenantOfKey();
     throw error;
   }
-  const plan = await windowPlan(db, collection, reader.keyHash, query, opened?.plan);
-  const { rows } = await db.executeQuery(pageQuery(db, collection, reader.keyHash, query, opened?.position, query.limit + 1, plan));
+  let plan = await windowPlan(db, collection, reader.keyHash, query, opened?.plan);
+  const readPage = () => db.executeQuery(pageQuery(db, collection, reader.keyHash, query, opened?.position, query.limit + 1, plan));
+  let { rows } = await readPage();
+  // A page that assumed where the late rows lie holds none when one lies past that (or when its
+  // window is empty): it is read again by the range a query finds.
+  if (rows.length === 0 && plan.beyondBucket !== undefined) {
+    plan = await probedPlan(db, collection, reader.keyHash);
+    ({ rows } = await readPage());
+  }
   // A walk's first page in name order chose its plan in its own statement (choosingPage).
   const picked = rows[0]?.window_first;
   const read = picked === undefined ? plan : { ...plan, windowFirst: Number(picked) === 1 };

@@ -204,6 +204,28 @@ export function lateTiles(s: Slots): { level: number; slot: Slots[string]; edge:
 const EARLIEST_MS = -8.64e15;
 const LATEST_MS = 8.64e15;
 
+/** How far past now a window open at its end assumes late rows may lie (assumedLateRange). */
+const ASSUMED_AHEAD_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * For a window open at its end, a range of late rows to tile by without first probing for it:
+ * from the window's start (nothing narrowed there) to the end of the 8-hour bucket a day from
+ * `now`, or of the latest late row seen (`seenHigh`), whichever is later. Late rows are of events
+ * past, all but a device's wrong clock: the page checks in its own statement that no late row
+ * lies past that bucket (`beyondBucket`), and holds no row when one does. Undefined for any
+ * other window, and for one that starts past that bucket.
+ */
+export function assumedLateRange(
+  { since, until }: Pick<ListQuery, "since" | "until">,
+  now: number,
+  seenHigh?: number,
+): { late: LateRange; beyondBucket: number } | undefined {
+  if (since === undefined || until !== undefined) return undefined;
+  const beyondBucket = bucketAt(EDGE_LEVEL, Math.max(now + ASSUMED_AHEAD_MS, seenHigh ?? -Infinity));
+  const high = (beyondBucket + 1) * EDGE_MS - BUCKET_ORIGIN_MS - 1;
+  return since > high ? undefined : { late: { low: EARLIEST_MS, high }, beyondBucket };
+}
+
 /**
  * A window's values for a plan that reads its rows in no particular order (a window in name
  * order, and its count): its bounds, arm A's createdAt range, and the 8-hour buckets of its
