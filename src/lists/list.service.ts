@@ -65,7 +65,7 @@ export async function windowPlan(
   if (!needsLateRange(db, collection, query)) return {};
   const carried = lateOfCursor(chosen);
   if (carried !== undefined) return { late: carried };
-  const seen = lateRangesSeen.get(`${keyHash}:${collection.name}`);
+  const seen = lateRangesSeen.get(seenKey(keyHash, collection));
   if (withinRange(query, seen)) return {};
   return assumedLateRange(query, Date.now(), seen?.high) ?? probedPlan(db, collection, keyHash);
 }
@@ -73,7 +73,7 @@ export async function windowPlan(
 /** The tenant's late rows' range as a query finds it now, for a walk's first page; kept as seen. */
 export async function probedPlan(db: Kysely<Schema>, collection: Collection, keyHash: string): Promise<WindowPlan> {
   const found = lateRangeOf((await db.executeQuery(lateRangeQuery(db, collection, keyHash))).rows[0]);
-  if (found.late) lateRangesSeen.set(`${keyHash}:${collection.name}`, found.late);
+  if (found.late) lateRangesSeen.set(seenKey(keyHash, collection), found.late);
   return found;
 }
 
@@ -85,6 +85,7 @@ export async function probedPlan(db: Kysely<Schema>, collection: Collection, key
  * its whole span where a probe would have found fewer.
  */
 const lateRangesSeen = new BoundedMap<string, LateRange>(10_000);
+const seenKey = (keyHash: string, collection: Collection) => `${keyHash}:${collection.name}`;
 
 function withinRange({ since, until }: ListQuery, range: LateRange | undefined): boolean {
   return range !== undefined && since !== undefined && until !== undefined && since >= range.low && until <= range.high;
