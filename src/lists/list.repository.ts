@@ -402,7 +402,7 @@ function oneArmTenant(db: Kysely<Schema>, s: Slots, collection?: Collection): Ar
 
 /**
  * The key's tenant, and for a page whose tiling assumes that no late row lies past an 8-hour
- * bucket (`s.beyondBucket`, see WindowPlan.assumed) none when one does: one probe of that
+ * bucket (`s.beyondBucket`, see WindowPlan.beyondBucket) none when one does: one probe of that
  * level's index, in the page's own statement and snapshot, so that the page holds no row or
  * every row of its window.
  */
