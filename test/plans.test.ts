@@ -293,7 +293,7 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
           lines.push(heading, "", "```sql", compiled.sql, "```", "", ...details.map((d) => `    ${d}`), "");
           if (choosing !== undefined) {
             lines.push(
-              `### ?${text} (a walk's first page, which reads the name index's first entries, counts the window's rows when they hold no page of it, and runs the plan picked)`,
+              `### ?${text} (a walk's first page, which counts the window's rows up to a page; then, unless the tenant has rows far before or after a bounded window, reads the name index's first entries; then counts the window's rows up to the bound; and runs the plan picked)`,
               "",
             );
             lines.push("```sql", choosing.compiled.sql, "```", "", ...choosing.details.map((d) => `    ${d}`), "");

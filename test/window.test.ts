@@ -8,13 +8,13 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { BUCKET_LEVELS_MS, BUCKET_ORIGIN_MS, SLACK_MS } from "../src/collections/late-event.js";
+import { BUCKET_LEVELS_MS, BUCKET_ORIGIN_MS, lateEventAt, SLACK_MS } from "../src/collections/late-event.js";
 import { withdrawals } from "../src/collections/registry.js";
 import { sortKey } from "../src/collections/sort-key.js";
 import { parseListQuery } from "../src/lists/list.query.js";
 import { pageQuery } from "../src/lists/list.repository.js";
 import { needsLateRange, probedPlan } from "../src/lists/list.service.js";
-import { NAME_INDEX_PAGES, NAME_PROBE_PAGES, tiles, WINDOW_FIRST_BOUND } from "../src/lists/window.js";
+import { EDGE_LEVEL, NAME_INDEX_PAGES, NAME_PROBE_PAGES, SPAN_SHARE, tiles, WINDOW_FIRST_BOUND } from "../src/lists/window.js";
 import { hashKey } from "../src/platform/keys.js";
 import { SQLITE } from "../src/storage/engine.js";
 import { withdrawal } from "./support/factories.js";
@@ -527,18 +527,28 @@ describe("time window in name order", () => {
     const planOf = (query: string) => firstPagePlan(tenant, query);
     // The plan each step of the first page picks (choosingPage), worked out from the stored rows
     // for a walk at limit=2: a window that fits in the page is read whole (and has no cursor);
-    // else the name index when its first NAME_PROBE_PAGES pages' worth of entries show the
-    // window at least 1 / NAME_INDEX_PAGES of them; else the count up to WINDOW_FIRST_BOUND.
+    // else, unless the tenant has a row more than SPAN_SHARE times the window's width before
+    // or after it (an on-time row by its createdAt, `now` for all of them; a late row by its
+    // 8-hour bucket; after it only if that is not a day past the present), the name index when its first NAME_PROBE_PAGES pages' worth of entries
+    // show the window at least 1 / NAME_INDEX_PAGES of them; else the count up to WINDOW_FIRST_BOUND.
     const take = 3;
     const named = stored
       .filter((r) => sortKey(r.name).startsWith(sortKey("ma")))
       .sort((a, b) => (sortKey(a.name) < sortKey(b.name) ? -1 : sortKey(a.name) > sortKey(b.name) ? 1 : a.id < b.id ? -1 : 1));
+    const bucket = (ms: number) => Math.floor((ms + BUCKET_ORIGIN_MS) / BUCKET_LEVELS_MS[EDGE_LEVEL]!);
     const expected = (since: number, until: number) => {
       const inWindow = (r: { event: number }) => r.event >= since && r.event <= until;
       const rows = stored.filter(inWindow).length;
       const hits = named.slice(0, take * NAME_PROBE_PAGES).filter(inWindow).length;
-      if (hits >= Math.ceil((take * NAME_PROBE_PAGES) / NAME_INDEX_PAGES)) return { plan: "name-index", by: "probe" };
-      return { plan: rows <= WINDOW_FIRST_BOUND ? "window-first" : "name-index", by: "count" };
+      const wide = (until - since) * SPAN_SHARE;
+      const after = until + wide <= Date.now() + DAY;
+      const spanned = stored.some((r) =>
+        lateEventAt(r.event, now) === null
+          ? now < since - wide || (after && now > until + wide)
+          : bucket(r.event) < bucket(since - wide) || (after && bucket(r.event) > bucket(until + wide)),
+      );
+      if (!spanned && hits >= Math.ceil((take * NAME_PROBE_PAGES) / NAME_INDEX_PAGES)) return { plan: "name-index", by: "probe" };
+      return { plan: rows <= WINDOW_FIRST_BOUND ? "window-first" : "name-index", by: spanned ? "count, with no probe" : "count" };
     };
     const window = (since: number, until: number) => `name=ma&createdSince=${iso(since)}&createdUntil=${iso(until)}`;
     const seen = new Set<string>();
@@ -550,8 +560,9 @@ describe("time window in name order", () => {
         seen.add(`${plan} by the ${by}`);
       }
     }
-    // Each way of picking was taken: the probe (the name index) and the count (the window's rows).
-    expect([...seen].sort()).toEqual(["name-index by the probe", "window-first by the count"]);
+    // Each way of picking was taken: the probe (the name index) and the count (the window's
+    // rows), after the probe and without it.
+    expect([...seen].sort()).toEqual(["name-index by the probe", "window-first by the count", "window-first by the count, with no probe"]);
     // In createdAt order a window of one hour's bucket needs no plan.
     const hour = Math.floor((now - 3 * DAY) / HOUR) * HOUR;
     expect(await planOf(`createdSince=${iso(hour)}&createdUntil=${iso(hour + HOUR - 1)}`)).toBeUndefined();

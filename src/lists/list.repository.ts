@@ -5,7 +5,16 @@
  * ordered by the sort key and id. Compiled once per shape (see storage/query-template.ts);
  * each page fills in its values.
  */
-import { CompiledQuery, sql, type Compilable, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from "kysely";
+import {
+  CompiledQuery,
+  sql,
+  type Compilable,
+  type Kysely,
+  type QueryCreator,
+  type RawBuilder,
+  type SelectQueryBuilder,
+  type SqlBool,
+} from "kysely";
 import { RELATION_COLUMNS, RELATIONS, type Collection } from "../collections/define.js";
 import { prefixEnd, sortKey } from "../collections/sort-key.js";
 import type { CursorPosition } from "../platform/cursor.js";
@@ -56,7 +65,7 @@ export function pageQuery(
   const unordered = order !== "created" && tilesWindow(collection, query);
   const plan = !unordered ? "" : options.windowFirst === undefined ? "choosing" : options.windowFirst ? "window-first" : "name-index";
   const window = unordered
-    ? unorderedValues(query)
+    ? unorderedValues(query, Date.now())
     : windowValues(query, collection.kind === "transaction" && order === "created", options.late);
   const values = pageValues(keyHash, query, after, window);
   if (options.beyondBucket !== undefined && order === "created") values.beyondBucket = options.beyondBucket;
@@ -64,7 +73,7 @@ export function pageQuery(
   const shape = [collection.name, order, take, upper, plan, ...Object.keys(values)].join(":");
   return templates.fill(db, shape, values, (slots) => {
     if (plan === "choosing") return choosingPage(db, collection, slots, take);
-    if (plan === "window-first") return windowFirstPage(db, collection, slots, take);
+    if (plan === "window-first") return windowFirstPage(db, collection, slots, sql.lit(take));
     return buildPage(db, collection, order, slots, take, upper);
   });
 }
@@ -182,40 +191,86 @@ function unorderedArms<O>(
 }
 
 /**
- * A page of a window in name order, read from the window's own rows: their ids and names,
- * found by the window's arms and kept apart (materialized, so that no planner moves the name
- * and cursor conditions into the arms and reads them by the name index instead), then the
- * page's ids in name order, then their rows. Taken only for a window of at most
- * WINDOW_FIRST_BOUND rows (windowCount), so the sort is bounded. The page's rows are joined
- * back by their address within the statement (Engine.rowAddress). Where a column can be kept
- * from choosing an index (Engine.hidesFromIndex), the arms check the name and cursor themselves,
- * so that only the rows they keep are set apart.
+ * The unordered arms each asked in its index's order, so that PostgreSQL reads each by that
+ * index and stops where its reader does (with sorts disabled, an order no index gives costs
+ * more than any plan that reads by one). An arm that the planner estimates smaller than its
+ * reader's bound it may still read whole and sort.
  */
-function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number, limit: RawBuilder<number> = sql.lit(take)) {
+function inIndexOrder<O>(
+  [onTime, late]: [SelectQueryBuilder<Schema, "withdrawals", O>, SelectQueryBuilder<Schema, "withdrawals", O>],
+  limit?: RawBuilder<number>,
+): RawBuilder<O> {
+  const arms = [onTime.orderBy("created_at", "desc").orderBy("id", "desc"), inLateRowsOrder(late)];
+  return sql.join(
+    arms.map((arm) => sql`(${limit === undefined ? arm : arm.limit(limit)})`),
+    sql` union all `,
+  );
+}
+
+/** A window's row as the window-first page sets it apart: what it is sorted by, and its address. */
+interface WindowRow {
+  id: string;
+  name_key: string;
+  address: string;
+}
+
+/**
+ * The window's rows that a window-first page sorts, as the `with` query `w`: their ids and names
+ * and addresses (Engine.rowAddress). Where a column can be kept from choosing an index
+ * (Engine.hidesFromIndex), the arms check the page's name range and cursor themselves, so that
+ * only the rows they keep are set apart; otherwise `w` holds the whole window, and where a `with`
+ * query is read only as far as its readers go (Engine.streamsWithQueries), its arms are read in
+ * their indexes' order, so that a count of `w` up to a bound reads no further (choosingPage).
+ */
+function windowRows(db: Kysely<Schema>, collection: Collection, s: Slots): RawBuilder<WindowRow> {
   const table = collection.table as "withdrawals";
-  const { rowAddress, hidesFromIndex } = engineOf(db);
-  const address = sql.raw(rowAddress);
-  // The page's name range and cursor, on the columns as written.
-  const inPage = (nameKey: RawBuilder<string>, id: RawBuilder<string>) => {
-    const terms: RawBuilder<SqlBool>[] = [];
-    if (s.nameLow !== undefined) terms.push(sql`${nameKey} >= ${s.nameLow}`);
-    if (s.nameHigh !== undefined) terms.push(sql`${nameKey} < ${s.nameHigh}`);
-    if (s.afterKey !== undefined) terms.push(sql`(${nameKey}, ${id}) > (${s.afterKey}, ${s.afterId})`);
-    return terms;
-  };
+  const { rowAddress, hidesFromIndex, streamsWithQueries } = engineOf(db);
   const arm = () => {
     const found = db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s));
-    const kept = hidesFromIndex ? inPage(sql`+name_key`, sql`+id`).reduce((q, term) => q.where(term), found) : found;
-    return kept.select(["id", "name_key", sql<string>`${address}`.as("address")]);
+    const kept = hidesFromIndex ? inPage(s, sql`+name_key`, sql`+id`).reduce((q, term) => q.where(term), found) : found;
+    return kept.select(["id", "name_key", sql<string>`${sql.raw(rowAddress)}`.as("address")]);
   };
-  const rows = unionAll(unorderedArms(s, arm));
-  return db
-    .with(
-      (cte) => cte("w").materialized(),
-      () => rows,
-    )
+  const arms = unorderedArms(s, arm);
+  // In parentheses, as a `with` query's body is written (a query builder in `sql` is wrapped in them).
+  return streamsWithQueries ? sql<WindowRow>`(${inIndexOrder(arms)})` : sql<WindowRow>`${unionAll(arms)}`;
+}
+
+/** The page's name range and cursor, as conditions on the columns as written. */
+function inPage(s: Slots, nameKey: RawBuilder<string>, id: RawBuilder<string>): RawBuilder<SqlBool>[] {
+  const terms: RawBuilder<SqlBool>[] = [];
+  if (s.nameLow !== undefined) terms.push(sql`${nameKey} >= ${s.nameLow}`);
+  if (s.nameHigh !== undefined) terms.push(sql`${nameKey} < ${s.nameHigh}`);
+  if (s.afterKey !== undefined) terms.push(sql`(${nameKey}, ${id}) > (${s.afterKey}, ${s.afterId})`);
+  return terms;
+}
+
+/**
+ * A page of a window in name order, read from the window's own rows (windowRows), set apart as
+ * a materialized `w` so that no planner moves the name and cursor conditions into the arms and
+ * reads them by the name index instead: the page's ids in name order, then their rows, joined
+ * back by their address within the statement. Taken only for a window of at most
+ * WINDOW_FIRST_BOUND rows (windowCount), so the sort is bounded.
+ */
+function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, limit: RawBuilder<number>) {
+  const withRows = db.with(
+    (cte) => cte("w").materialized(),
+    () => windowRows(db, collection, s),
+  );
+  return pageOfWindow(db, withRows, collection, s, limit);
+}
+
+/** The page of windowFirstPage, from the `w` that `from` names (a `with`, or the statement's). */
+function pageOfWindow(
+  db: Kysely<Schema>,
+  from: QueryCreator<Schema & { w: WindowRow }>,
+  collection: Collection,
+  s: Slots,
+  limit: RawBuilder<number>,
+) {
+  const table = collection.table as "withdrawals";
+  return from
     .selectFrom((eb) =>
-      inPage(sql`w.name_key`, sql`w.id`)
+      inPage(s, sql`w.name_key`, sql`w.id`)
         .reduce((q, term) => q.where(term), eb.selectFrom("w"))
         .select(["w.id", "w.name_key", "w.address"])
         .orderBy("w.name_key")
@@ -223,7 +278,7 @@ function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, t
         .limit(limit)
         .as("p"),
     )
-    .innerJoin(`${table} as t`, (join) => join.on(sql`t.${address}`, "=", sql.ref("p.address")))
+    .innerJoin(`${table} as t`, (join) => join.on(sql`t.${sql.raw(engineOf(db).rowAddress)}`, "=", sql.ref("p.address")))
     .select(LIST_COLUMNS.map((column) => `t.${column}` as const))
     .orderBy("p.name_key")
     .orderBy("p.id");
@@ -232,26 +287,64 @@ function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, t
 /**
  * A page of a window in name order that chooses its own plan, for a walk's first page. A window
  * that fits in the page is read whole, found by counting it up to `take` (windowCount).
- * Otherwise the name index's first NAME_PROBE_PAGES pages' worth of entries are read: when
- * enough of the window's rows lie among them (probeHits: a window that holds a large share of
- * the tenant's rows), the name index serves every page from a bounded number of entries.
- * Otherwise the window's rows are counted up to WINDOW_FIRST_BOUND, and the count picks. Each
+ * Otherwise, unless the tenant's rows span the window many times over (spansWider), the name
+ * index's first NAME_PROBE_PAGES pages' worth of entries are read: when enough of the window's
+ * rows lie among them (probeHits: a window that holds a large share of the tenant's rows), the
+ * name index serves every page from a bounded number of entries. Otherwise the window's rows are counted up to WINDOW_FIRST_BOUND, and the count picks. Each
  * plan is a branch whose limit is the page's for the plan picked and 0 for the other, and a
  * limit of 0 ends a branch before it reads anything (a condition in a WHERE did not, on SQLite:
  * it read the window's own rows even for a year's window); a `case` reads no more than it needs
- * of the three. One statement where a count and a page took two, a round trip each on
- * PostgreSQL. Each row carries the plan picked (`window_first`), which the walk's cursors keep.
+ * of the three. Where a `with` query is read only as far as its readers go
+ * (Engine.streamsWithQueries), the counts read the page's own `w`, so that a window read whole
+ * is read once, not three times. One statement where a count and a page took two, a round trip
+ * each on PostgreSQL. Each row carries the plan picked (`window_first`), which the walk's
+ * cursors keep.
  */
 function choosingPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<PageRow> {
+  // The counts are of the whole window: `w` holds it where the arms keep no name range themselves.
+  const shared = engineOf(db).streamsWithQueries && !engineOf(db).hidesFromIndex;
   const limitIf = (windowFirst: 0 | 1) =>
     sql<number>`(select case when window_first = ${sql.lit(windowFirst)} then ${sql.lit(take)} else 0 end from picked)`;
-  const small = windowFirstPage(db, collection, s, take, limitIf(1));
+  const small = shared
+    ? pageOfWindow(db, db as unknown as Kysely<Schema & { w: WindowRow }>, collection, s, limitIf(1))
+    : windowFirstPage(db, collection, s, limitIf(1));
   const large = sortedPage(db, collection, "name", s, limitIf(0));
   const probe = nameIndexProbe(db, collection, s, take);
-  const countedTo = (bound: number) => sql`(select n from (${windowCount(db, collection, s, bound)}) as counted) <= ${sql.lit(bound)}`;
-  const pick = sql`select case when ${countedTo(take)} then 1 when (${probe}) >= ${sql.lit(probeHits(take))} then 0 when ${countedTo(WINDOW_FIRST_BOUND)} then 1 else 0 end as window_first`;
-  const query = sql<PageRow>`with picked as materialized (${pick}) select chosen.*, (select window_first from picked) as window_first from (select * from (${small}) as small union all select * from (${large}) as large) as chosen order by name_key, id`;
+  const count = (bound: number) =>
+    shared ? sql`select count(*) as n from (select 1 from w limit ${sql.lit(bound + 1)}) as w` : windowCount(db, collection, s, bound);
+  const countedTo = (bound: number) => sql`(select n from (${count(bound)}) as counted) <= ${sql.lit(bound)}`;
+  // A window that the tenant's rows span many times over skips the probe, which would not find it a share.
+  const probed = s.spanBefore === undefined ? sql`(${probe})` : sql`case when ${spansWider(db, collection, s)} then 0 else (${probe}) end`;
+  const pick = sql`select case when ${countedTo(take)} then 1 when ${probed} >= ${sql.lit(probeHits(take))} then 0 when ${countedTo(WINDOW_FIRST_BOUND)} then 1 else 0 end as window_first`;
+  const rows = shared ? sql`w as materialized ${windowRows(db, collection, s)}, ` : sql``;
+  const query = sql<PageRow>`with ${rows}picked as materialized (${pick}) select chosen.*, (select window_first from picked) as window_first from (select * from (${small}) as small union all select * from (${large}) as large) as chosen order by name_key, id`;
   return { compile: () => query.compile(db) as CompiledQuery<PageRow> };
+}
+
+/**
+ * Whether the tenant has a row more than SPAN_SHARE times a bounded window's width before or
+ * after it (`s.spanBefore` and `s.spanAfter`; `s.lateBefore` and `s.lateAfter`, their 8-hour
+ * buckets, for late rows): an on-time row by its createdAt, a late one by its bucket, each
+ * side a probe of one entry of an index that ends at the first. A window that holds more than
+ * a page of rows (choosingPage asks only then) then lies in a span of the tenant's rows
+ * that wide: spread evenly, too small a share of them for the name index to serve it
+ * (NAME_INDEX_PAGES). If its rows crowd into the window instead, the count finds more than
+ * WINDOW_FIRST_BOUND of them and the name index serves it all the same.
+ */
+function spansWider(db: Kysely<Schema>, collection: Collection, s: Slots): RawBuilder<SqlBool> {
+  const table = collection.table as "withdrawals";
+  const bucket = bucketOf(EDGE_LEVEL);
+  const beyond = (column: "created_at" | typeof bucket, op: "<" | ">", bound: Slots[string]) => {
+    const rows = db.selectFrom(table).select(sql.lit(1).as("one")).where("tenant_id", "=", tenantOfKey(db, s));
+    const side = column === "created_at" ? rows.where("late_event_at", "is", null) : rows.where(bucket, "is not", null);
+    // In the index's order from the bound: the one plan is a probe of that index (`exists`
+    // drops an order, and let PostgreSQL scan the table, reckoning a match would come soon).
+    const first = side.where(column, op, bound).orderBy(column, op === "<" ? "desc" : "asc");
+    return sql<SqlBool>`(${first.limit(sql.lit(1))}) is not null`;
+  };
+  const sides = [beyond("created_at", "<", s.spanBefore), beyond(bucket, "<", s.lateBefore)];
+  if (s.spanAfter !== undefined) sides.push(beyond("created_at", ">", s.spanAfter), beyond(bucket, ">", s.lateAfter));
+  return sql.join(sides, sql` or `);
 }
 
 /** How many of the window's rows among the probe's entries show it a share of at least 1 / NAME_INDEX_PAGES. */
@@ -276,24 +369,18 @@ function nameIndexProbe(db: Kysely<Schema>, collection: Collection, s: Slots, ta
 }
 
 /**
- * The count of the window's rows up to `bound` + 1, from its unordered arms. The union stops
- * there. On PostgreSQL each arm is asked in its index's order, so that it is
- * read by that index up to the bound; an arm that the planner estimates smaller than the bound
- * it may read whole and sort instead.
+ * The count of the window's rows up to `bound` + 1, from its unordered arms, for an engine whose
+ * `with` queries are run whole (choosingPage). The union stops there; where an engine does not
+ * stop a bare union's arms with it, each arm is asked in its index's order (inIndexOrder).
  */
 function windowCount(db: Kysely<Schema>, collection: Collection, s: Slots, bound: number): RawBuilder<{ n: number | string }> {
   const table = collection.table as "withdrawals";
   const tenant = oneArmTenant(db, s);
-  const [onTime, late] = unorderedArms(s, () => db.selectFrom(table).where("tenant_id", "=", tenant.ref).select(sql.lit(1).as("one")));
+  const arms = unorderedArms(s, () => db.selectFrom(table).where("tenant_id", "=", tenant.ref).select(sql.lit(1).as("one")));
   const beyond = sql.lit(bound + 1);
-  const inIndexOrder = [onTime.orderBy("created_at", "desc").orderBy("id", "desc"), inLateRowsOrder(late)];
-  const ordered = sql.join(
-    inIndexOrder.map((arm) => sql`(${arm.limit(beyond)})`),
-    sql` union all `,
-  );
   const rows = engineOf(db).mergesOrderedUnion
-    ? sql`${unionAll([onTime, late]).limit(beyond)}`
-    : sql`select one from (${ordered}) as arms limit ${beyond}`;
+    ? sql`${unionAll(arms).limit(beyond)}`
+    : sql`select one from (${inIndexOrder(arms, beyond)}) as arms limit ${beyond}`;
   return sql<{ n: number | string }>`select count(*) as n from (${rows}) as w`;
 }
 

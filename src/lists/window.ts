@@ -57,6 +57,12 @@ export const WINDOW_FIRST_BOUND = 5_000;
  */
 export const NAME_PROBE_PAGES = 20;
 export const NAME_INDEX_PAGES = 80;
+/**
+ * A bounded window whose tenant's rows span more than this many times its width skips that
+ * probe: spread evenly, it holds less than 1 / SPAN_SHARE of them, too small a share for the
+ * name index (NAME_INDEX_PAGES, with room for rows spread unevenly).
+ */
+export const SPAN_SHARE = 2 * NAME_INDEX_PAGES;
 const TOP = BUCKET_LEVELS_MS.length - 1;
 
 /** A late row's bucket at a level, as the indexes write it: the divisor is a literal, never a parameter. */
@@ -232,14 +238,30 @@ export function assumedLateRange(
  * bounds, between which lateRowsArm reads its late rows as one range. Unlike a tiling it needs
  * no narrowing, so no probe of where the tenant's late rows lie. An open end's bucket is the
  * last (or first) any date can have: a range bounded on both sides is one a planner without
- * the values (PostgreSQL's generic plans) still reckons narrow.
+ * the values (PostgreSQL's generic plans) still reckons narrow. A bounded window also gets the
+ * dates beyond which a row of its tenant shows the window too small a share (spanValues).
  */
-export function unorderedValues(query: ListQuery): Record<string, number> {
+export function unorderedValues(query: ListQuery, now: number): Record<string, number> {
+  const { since, until } = query;
   return {
     ...windowValues(query, false),
-    lateLow: bucketAt(EDGE_LEVEL, query.since ?? EARLIEST_MS),
-    lateHigh: bucketAt(EDGE_LEVEL, query.until ?? LATEST_MS),
+    lateLow: bucketAt(EDGE_LEVEL, since ?? EARLIEST_MS),
+    lateHigh: bucketAt(EDGE_LEVEL, until ?? LATEST_MS),
+    ...(since !== undefined && until !== undefined && spanValues(since, until, now)),
   };
+}
+
+/**
+ * How far before and after a bounded window its tenant's rows would span too wide a range for
+ * the name index (SPAN_SHARE). After it only when that lies before the day ahead of `now` past
+ * which no row's date lies, but for a device's wrong clock (ASSUMED_AHEAD_MS): that side's
+ * probes would find nothing.
+ */
+function spanValues(since: number, until: number, now: number): Record<string, number> {
+  const wide = (until - since) * SPAN_SHARE;
+  const before = { spanBefore: since - wide, lateBefore: bucketAt(EDGE_LEVEL, since - wide) };
+  if (until + wide > now + ASSUMED_AHEAD_MS) return before;
+  return { ...before, spanAfter: until + wide, lateAfter: bucketAt(EDGE_LEVEL, until + wide) };
 }
 
 /**

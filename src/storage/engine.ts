@@ -59,6 +59,13 @@ export interface Engine {
    */
   readonly hidesFromIndex: boolean;
   /**
+   * A materialized `WITH` query is run only as far as its readers read, and what it has read is
+   * kept for them all: a count up to a bound and a page sorted from the same rows read them
+   * once. Without it (SQLite) such a query is run whole at its first use, so a reader that
+   * wants only some of its rows must read them on its own.
+   */
+  readonly streamsWithQueries: boolean;
+  /**
    * A prepared statement is planned again whenever a value the planner looked at is bound anew
    * (SQLite's STAT4 samples), which for a window page's many arms cost more than running it. A
    * value written `+?` is one the planner cannot look at, so query templates write theirs so
@@ -113,6 +120,7 @@ export const SQLITE: Engine = {
   clusteredTables: true,
   rowAddress: "rowid",
   hidesFromIndex: true,
+  streamsWithQueries: false,
   replansOnBind: true,
   armsPerQuery: 6,
   altersColumns: false,
@@ -155,6 +163,7 @@ export const POSTGRES: Engine = {
   clusteredTables: false,
   rowAddress: "ctid",
   hidesFromIndex: false,
+  streamsWithQueries: true,
   replansOnBind: false,
   armsPerQuery: 12,
   altersColumns: true,
