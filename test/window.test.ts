@@ -420,22 +420,33 @@ describe("a narrowed window's first page beside a writer", () => {
 
   it.each([
     ["open at its end, by the range it assumed and checked", "since"],
+    ["that ends now, by the range it assumed and checked", "now"],
     ["open at its start, by the range it found", "until"],
   ] as const)("reads its later pages, a window %s, which every record below its cursor lies in", async (_label, open) => {
     const { tenant, firstHour, lastHour, stored } = await storeTwoLateHours([1, 59]);
-    const inWindow = (event: number) => (open === "since" ? event >= firstHour - DAY : event <= lastHour + DAY);
-    const path = `/v1/withdrawals?${open === "since" ? `createdSince=${iso(firstHour - DAY)}` : `createdUntil=${iso(lastHour + DAY)}`}`;
+    const now = Date.now();
+    const [since, until] =
+      open === "since" ? [firstHour - DAY, undefined] : open === "now" ? [firstHour - DAY, now] : [undefined, lastHour + DAY];
+    const inWindow = (event: number) => (since === undefined || event >= since) && (until === undefined || event <= until);
+    const bounds = [since === undefined ? "" : `createdSince=${iso(since)}`, until === undefined ? "" : `createdUntil=${iso(until)}`];
+    const path = `/v1/withdrawals?${bounds.filter((b) => b !== "").join("&")}`;
     const first = await get<{ data: { id: string }[]; cursor: string }>(server(), `${path}&limit=4`, tenant.keys.read);
-    // Late records as far as the end of the 8-hour bucket a day from now, checked by the page's
-    // own statement; or the first and last late event dates, found by a query.
-    const carried =
-      open === "since" ? /^late:-8640000000000000,\d+$/ : new RegExp(`^late:${firstHour + 60_000},${lastHour + 59 * 60_000}$`);
-    expect(planOfCursor(first.body.cursor)).toMatch(carried);
-    // Late records stored now lie outside the range found, one past the range assumed (years
-    // from now), and above the cursor.
+    // Late records as far as the window's end or the end of the 8-hour bucket a day from now,
+    // checked by the page's own statement; or the first and last late event dates, found by a query.
+    const carried = {
+      since: /^late:-8640000000000000,\d+$/,
+      now: new RegExp(`^late:-8640000000000000,${now}$`),
+      until: new RegExp(`^late:${firstHour + 60_000},${lastHour + 59 * 60_000}$`),
+    };
+    expect(planOfCursor(first.body.cursor)).toMatch(carried[open]);
+    // Late records stored now lie outside the range found, past the range assumed (years from
+    // now; for the window that ends now, just past its end, in the same 8-hour bucket), and all
+    // above the cursor.
     await storeAsPlanned(tenant, [
       { id: "late-before", event: firstHour - 5 * DAY + 1, createdAt: lastHour + 20 * DAY },
-      { id: "late-after", event: lastHour + 8 * 365 * DAY, createdAt: lastHour + 20 * DAY + 1 },
+      open === "now"
+        ? { id: "late-just-after", event: now + 1, createdAt: lastHour + 20 * DAY + 1 }
+        : { id: "late-after", event: lastHour + 8 * 365 * DAY, createdAt: lastHour + 20 * DAY + 1 },
     ]);
     const ids = first.body.data.map((r) => r.id);
     let cursor: string | null = first.body.cursor;
@@ -454,10 +465,12 @@ describe("a narrowed window's first page beside a writer", () => {
       .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
       .map((r) => r.id);
     expect(ids).toEqual(want);
-    // A walk begun now finds the record stored since in the window: past the range the first
-    // page assumes, which it finds (and reads again by the range a query finds).
+    // A walk begun now finds the records stored since in the window: past the range the first
+    // page assumes, which it finds (and reads again by the range a query finds). The window that
+    // ends now holds neither.
     const { items } = await readAll(server(), tenant.keys.read, path, [4]);
-    expect(items.map((r) => r.id)).toEqual([open === "since" ? "late-after" : "late-before", ...want]);
+    const storedSince = { since: ["late-after"], now: [], until: ["late-before"] }[open];
+    expect(items.map((r) => r.id)).toEqual([...storedSince, ...want]);
   });
 });
 

@@ -45,8 +45,8 @@ function cursorOfLate(late: LateRange | null): string {
 
 /**
  * How the page reads its window. In createdAt order: the tenant's late rows' range, when the
- * tiling needs it, found by one more query on a walk's first page, or for a window open at its
- * end assumed and checked by the page itself (assumedLateRange). In name order: whether the
+ * tiling needs it, found by one more query on a walk's first page, or for a window that reaches
+ * the present assumed and checked by the page itself (assumedLateRange). In name order: whether the
  * window is small enough to be read whole (WINDOW_FIRST_BOUND), which a walk's first page
  * finds out in its own statement (choosingPage); neither plan needs the range, as neither reads
  * in createdAt order. What a first page found, its cursors carry (`chosen`), so that every
@@ -129,7 +129,7 @@ export async function listPage(
   let { rows } = await readPage();
   // A page that assumed where the late rows lie holds none when one lies past that (or when its
   // window is empty): it is read again by the range a query finds.
-  if (rows.length === 0 && plan.beyondBucket !== undefined) {
+  if (rows.length === 0 && plan.beyond !== undefined) {
     plan = await probedPlan(db, collection, reader.keyHash);
     ({ rows } = await readPage());
   }

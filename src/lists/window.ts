@@ -210,26 +210,33 @@ export function lateTiles(s: Slots): { level: number; slot: Slots[string]; edge:
 const EARLIEST_MS = -8.64e15;
 const LATEST_MS = 8.64e15;
 
-/** How far past now a window open at its end assumes late rows may lie (assumedLateRange). */
+/** How far past now a window that reaches the present assumes late rows may lie (assumedLateRange). */
 const ASSUMED_AHEAD_MS = 24 * 60 * 60 * 1000;
 
 /**
- * For a window open at its end, a range of late rows to tile by without first probing for it:
- * from the window's start (nothing narrowed there) to the end of the 8-hour bucket a day from
- * `now`, or of the latest late row seen (`seenHigh`), whichever is later. Late rows are of events
- * past, all but a device's wrong clock: the page checks in its own statement that no late row
- * lies past that bucket (`beyondBucket`), and holds no row when one does. Undefined for any
- * other window, and for one that starts past that bucket.
+ * For a window that reaches the present (open at its end, or ending no earlier than SLACK_MS
+ * before `now`), a range of late rows to tile by without first probing for it: from the
+ * window's start (nothing narrowed there) to `beyond`, the window's end or the end of the
+ * 8-hour bucket a day from `now` (or of the latest late row seen, `seenHigh`, if later),
+ * whichever is earlier. A row is late once stored more than SLACK_MS after its event, so no
+ * late row lies past `beyond` but for a device's wrong clock: the page checks in its own
+ * statement that none does (verifiedTenant), and holds no row when one does. Undefined for any
+ * other window, and for one that starts past `beyond`.
  */
 export function assumedLateRange(
   { since, until }: Pick<ListQuery, "since" | "until">,
   now: number,
   seenHigh?: number,
-): { late: LateRange; beyondBucket: number } | undefined {
-  if (since === undefined || until !== undefined) return undefined;
-  const beyondBucket = bucketAt(EDGE_LEVEL, Math.max(now + ASSUMED_AHEAD_MS, seenHigh ?? -Infinity));
-  const high = (beyondBucket + 1) * EDGE_MS - BUCKET_ORIGIN_MS - 1;
-  return since > high ? undefined : { late: { low: EARLIEST_MS, high }, beyondBucket };
+): { late: LateRange; beyond: number } | undefined {
+  if (since === undefined || (until !== undefined && until < now - SLACK_MS)) return undefined;
+  const ahead = bucketAt(EDGE_LEVEL, Math.max(now + ASSUMED_AHEAD_MS, seenHigh ?? -Infinity));
+  const beyond = Math.min(until ?? Infinity, (ahead + 1) * EDGE_MS - BUCKET_ORIGIN_MS - 1);
+  return since > beyond ? undefined : { late: { low: EARLIEST_MS, high: beyond }, beyond };
+}
+
+/** The values of a page that checks that no late row lies past `beyond` (assumedLateRange): it and its 8-hour bucket. */
+export function beyondValues(beyond: number): { beyond: number; beyondBucket: number } {
+  return { beyond, beyondBucket: bucketAt(EDGE_LEVEL, beyond) };
 }
 
 /**
