@@ -341,7 +341,8 @@ describe("time window narrowed to the tenant's late records", () => {
 describe("a bounded window within the late records' range seen before", () => {
   it("is tiled over its own span without a probe, and misses no late record stored since", async () => {
     const tenant = await newTenant(server());
-    const firstHour = Date.UTC(2025, 3, 17, 19);
+    // Past, so that no window here reaches the present.
+    const firstHour = Date.UTC(2022, 3, 17, 19);
     const lastHour = firstHour + 800 * DAY;
     const stored: Stored[] = [
       { id: "l-first", event: firstHour + 60_000, createdAt: firstHour + 3 * DAY },
@@ -369,8 +370,48 @@ describe("a bounded window within the late records' range seen before", () => {
     expect((await readAll(server(), tenant.keys.read, `/v1/withdrawals?${window(since, until)}`, [3])).items.map((r) => r.id)).toEqual(
       want,
     );
-    // A window that reaches past the range seen is probed again.
-    expect(await planOf(window(since, lastHour + 5 * DAY))).toMatch(/^late:/);
+    // A window that reaches past the range seen tiles by that range, which its first page checks
+    // in its own statement: its cursor carries it.
+    const wide = window(firstHour - 5 * DAY, lastHour + 5 * DAY);
+    expect(await planOf(wide)).toBe(`late:${firstHour + 60_000},${lastHour + 60_000}`);
+    // Late records stored since outside that range, in the window after and before it, and before
+    // the window (where a bucket that reaches past the range may lie): the check finds each, and
+    // the page is read again by the range a probe finds.
+    for (const outside of [
+      { id: "l-after", event: lastHour + 2 * DAY, createdAt: lastHour + 11 * DAY },
+      { id: "l-before", event: firstHour - 2 * DAY, createdAt: lastHour + 12 * DAY },
+      { id: "l-before-window", event: firstHour - 30 * DAY, createdAt: lastHour + 13 * DAY },
+    ]) {
+      stored.push(outside);
+      await storeAsPlanned(tenant, [outside]);
+      const wanted = [...stored, since2]
+        .filter((r) => r.event >= firstHour - 5 * DAY && r.event <= lastHour + 5 * DAY)
+        .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+        .map((r) => r.id);
+      expect(
+        (await readAll(server(), tenant.keys.read, `/v1/withdrawals?${wide}`, [3])).items.map((r) => r.id),
+        outside.id,
+      ).toEqual(wanted);
+    }
+  });
+});
+
+describe("a window's first page after its tenant was found to have no late records", () => {
+  it("assumes none, checked by its own statement, and finds one stored since", async () => {
+    const tenant = await newTenant(server());
+    const base = Date.UTC(2022, 3, 17, 19);
+    const stored: Stored[] = [];
+    for (let day = 0; day <= 400; day += 10) stored.push({ id: `t-${day}`, event: base + day * DAY, createdAt: base + day * DAY + 1 });
+    await storeAsPlanned(tenant, stored);
+    const window = `createdSince=${iso(base)}&createdUntil=${iso(base + 400 * DAY)}`;
+    expect(needsLateRange(server().storage.db, withdrawals, parseListQuery(withdrawals, window))).toBe(true);
+    // The first walk finds no late record; the next assumes none.
+    expect(await firstPagePlan(tenant, window)).toBe("late:none");
+    expect(await firstPagePlan(tenant, window)).toBe("late:none");
+    const late = { id: "l-since", event: base + 200 * DAY, createdAt: base + 500 * DAY };
+    await storeAsPlanned(tenant, [late]);
+    const want = [late, ...stored].sort((a, b) => b.createdAt - a.createdAt).map((r) => r.id);
+    expect((await readAll(server(), tenant.keys.read, `/v1/withdrawals?${window}`, [3])).items.map((r) => r.id)).toEqual(want);
   });
 });
 

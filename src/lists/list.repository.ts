@@ -25,7 +25,7 @@ import type { ListQuery } from "./list.query.js";
 import { LIST_COLUMNS, listOrder, ORDERS, type FilteredQuery, type ListOrder, type ListRow, type RowsQuery } from "./list.shape.js";
 import {
   armAUpperBound,
-  beyondValues,
+  assumedValues,
   bucketOf,
   EDGE_LEVEL,
   inLateRowsOrder,
@@ -69,7 +69,7 @@ export function pageQuery(
     ? unorderedValues(query, Date.now())
     : windowValues(query, collection.kind === "transaction" && order === "created", options.late);
   const values = pageValues(keyHash, query, after, window);
-  if (options.beyond !== undefined && order === "created") Object.assign(values, beyondValues(options.beyond));
+  if (options.assumed === true && options.late !== undefined && order === "created") Object.assign(values, assumedValues(options.late));
   const upper = armAUpperBound(query, after);
   const shape = [collection.name, order, take, upper, plan, ...Object.keys(values)].join(":");
   return templates.fill(db, shape, values, (slots) => {
@@ -84,11 +84,10 @@ export interface WindowPlan {
   /** Where the tenant's late rows lie, for a window in createdAt order that needs it (see needsLateRange). */
   late?: LateRange | null;
   /**
-   * Set when `late` was assumed (assumedLateRange), not found: the event date past which it
-   * assumes no late row lies, which the page checks in its own statement (verifiedTenant). The
-   * page then holds no row when one does.
+   * Set when `late` was assumed (assumedLateRange), not found: the page checks in its own
+   * statement that no late row lies outside it (verifiedTenant), and holds no row when one does.
    */
-  beyond?: number;
+  assumed?: boolean;
   /**
    * In name order, read the window's own rows and sort them (see WINDOW_FIRST_BOUND), or read
    * the name index (false); undefined: count the window's rows first, in the same statement
@@ -490,28 +489,30 @@ function oneArmTenant(db: Kysely<Schema>, s: Slots, collection?: Collection): Ar
 
 /**
  * The key's tenant, and for a page whose tiling assumes that no late row lies past an event date
- * (`s.beyond`, see WindowPlan.beyond) none when one does: one probe of the 8-hour buckets'
- * index from that date's bucket (`s.beyondBucket`) up, the event date checked on its entries,
- * in the page's own statement and snapshot, so that the page holds no row or every row of its
- * window.
+ * (`s.beyond`), nor before one (`s.below`), see WindowPlan.assumed, none when one does: for each,
+ * one probe of the 8-hour buckets' index from that date's bucket on (`s.beyondBucket`,
+ * `s.belowBucket`), the event date checked on its entries, in the page's own statement and
+ * snapshot, so that the page holds no row or every row of its window.
  */
 function verifiedTenant(db: Kysely<Schema>, s: Slots, collection: Collection | undefined) {
   const tenant = tenantOfKey(db, s);
   if (s.beyond === undefined || collection === undefined) return tenant;
   const bucket = bucketOf(EDGE_LEVEL);
-  // A late row of the tenant's past the date assumed, asked in its index's order: the one plan
-  // is a probe of that index (`not exists` gave PostgreSQL an anti-join over every tenant's late
+  // A late row of the tenant's past the date, asked in its index's order: the one plan is a
+  // probe of that index (`not exists` gave PostgreSQL an anti-join over every tenant's late
   // rows, and a condition with no order a scan of the table that its statistics made look cheap).
-  const beyond = db
-    .selectFrom(`${collection.table as "withdrawals"} as v`)
-    .select(bucket.as("bucket"))
-    .where("v.tenant_id", "=", sql.ref<number>("api_keys.tenant_id"))
-    .where(bucket, ">=", s.beyondBucket)
-    .where(bucket, "is not", null)
-    .where("v.late_event_at", ">", s.beyond)
-    .orderBy(bucket, "desc")
-    .limit(sql.lit(1));
-  return tenant.where(sql<SqlBool>`(${beyond}) is null`);
+  const outside = (side: ">" | "<", at: Slots[string], atBucket: Slots[string]) =>
+    db
+      .selectFrom(`${collection.table as "withdrawals"} as v`)
+      .select(bucket.as("bucket"))
+      .where("v.tenant_id", "=", sql.ref<number>("api_keys.tenant_id"))
+      .where(bucket, side === ">" ? ">=" : "<=", atBucket)
+      .where(bucket, "is not", null)
+      .where("v.late_event_at", side, at)
+      .orderBy(bucket, side === ">" ? "desc" : "asc")
+      .limit(sql.lit(1));
+  const checked = tenant.where(sql<SqlBool>`(${outside(">", s.beyond, s.beyondBucket)}) is null`);
+  return s.below === undefined ? checked : checked.where(sql<SqlBool>`(${outside("<", s.below, s.belowBucket)}) is null`);
 }
 
 /** The tenant of the API key whose hash is `s.keyHash`, when the key is not revoked, has not expired by `s.now`, and may read. */

@@ -66,25 +66,26 @@ export async function windowPlan(
   const carried = lateOfCursor(chosen);
   if (carried !== undefined) return { late: carried };
   const seen = lateRangesSeen.get(seenKey(keyHash, collection));
-  if (withinRange(query, seen)) return {};
-  return assumedLateRange(query, Date.now(), seen?.high) ?? probedPlan(db, collection, keyHash);
+  if (withinRange(query, seen ?? undefined)) return {};
+  const assumed = assumedLateRange(query, Date.now(), seen);
+  return assumed === undefined ? probedPlan(db, collection, keyHash) : { late: assumed, assumed: true };
 }
 
 /** The tenant's late rows' range as a query finds it now, for a walk's first page; kept as seen. */
 export async function probedPlan(db: Kysely<Schema>, collection: Collection, keyHash: string): Promise<WindowPlan> {
   const found = lateRangeOf((await db.executeQuery(lateRangeQuery(db, collection, keyHash))).rows[0]);
-  if (found.late) lateRangesSeen.set(seenKey(keyHash, collection), found.late);
+  if (found.late !== undefined) lateRangesSeen.set(seenKey(keyHash, collection), found.late);
   return found;
 }
 
 /**
- * The late rows' range that each key's list was last found to hold (by key hash and list), kept
- * only to skip the probe: a window within it would be narrowed to itself, so a walk of it tiles
- * its own span at once. Tiling a window's own span is right whatever the tenant's late rows, so
- * a range seen however long ago never makes a page miss one; at worst a page takes the arms of
- * its whole span where a probe would have found fewer.
+ * The late rows' range that each key's list was last found to hold (by key hash and list; null:
+ * none), kept to skip the probe. A window within it would be narrowed to itself, so a walk of it tiles its
+ * own span at once: right whatever the tenant's late rows, so a range seen however long ago
+ * never makes a page miss one. Any other window's first page assumes it (assumedLateRange) and
+ * checks it in its own statement, and is read again after a probe when a late row lies outside.
  */
-const lateRangesSeen = new BoundedMap<string, LateRange>(10_000);
+const lateRangesSeen = new BoundedMap<string, LateRange | null>(10_000);
 const seenKey = (keyHash: string, collection: Collection) => `${keyHash}:${collection.name}`;
 
 function withinRange({ since, until }: ListQuery, range: LateRange | undefined): boolean {
@@ -127,9 +128,9 @@ export async function listPage(
   let plan = await windowPlan(db, collection, reader.keyHash, query, opened?.plan);
   const readPage = () => db.executeQuery(pageQuery(db, collection, reader.keyHash, query, opened?.position, query.limit + 1, plan));
   let { rows } = await readPage();
-  // A page that assumed where the late rows lie holds none when one lies past that (or when its
-  // window is empty): it is read again by the range a query finds.
-  if (rows.length === 0 && plan.beyond !== undefined) {
+  // A page that assumed where the late rows lie holds none when one lies outside that (or when
+  // its window is empty): it is read again by the range a query finds.
+  if (rows.length === 0 && plan.assumed === true) {
     plan = await probedPlan(db, collection, reader.keyHash);
     ({ rows } = await readPage());
   }

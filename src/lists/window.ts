@@ -214,29 +214,41 @@ const LATEST_MS = 8.64e15;
 const ASSUMED_AHEAD_MS = 24 * 60 * 60 * 1000;
 
 /**
- * For a window that reaches the present (open at its end, or ending no earlier than SLACK_MS
- * before `now`), a range of late rows to tile by without first probing for it: from the
- * window's start (nothing narrowed there) to `beyond`, the window's end or the end of the
- * 8-hour bucket a day from `now` (or of the latest late row seen, `seenHigh`, if later),
- * whichever is earlier. A row is late once stored more than SLACK_MS after its event, so no
- * late row lies past `beyond` but for a device's wrong clock: the page checks in its own
- * statement that none does (verifiedTenant), and holds no row when one does. Undefined for any
- * other window, and for one that starts past `beyond`.
+ * A range of late rows for a window's first page to tile by without first probing for it, or
+ * undefined when it must probe. From the late rows' first event date seen (`seen`, a range
+ * an earlier probe found), or else from the window's start; up to the latest seen, or for a
+ * window that reaches the present (open at its end, or ending no earlier than SLACK_MS before
+ * `now`) up to its end or the end of the 8-hour bucket a day from `now` (or from the latest seen,
+ * if later), whichever is earlier. A row is late once stored more than SLACK_MS after its event,
+ * so no late row lies past the present but for a device's wrong clock. The page checks in its
+ * own statement that no late row lies outside the range (verifiedTenant), and holds no row when
+ * one does. None when none was seen (`seen` null). Undefined for a window that neither reaches
+ * the present nor has a range seen, for one open at its start without one, and for one that lies
+ * wholly past the range.
  */
 export function assumedLateRange(
   { since, until }: Pick<ListQuery, "since" | "until">,
   now: number,
-  seenHigh?: number,
-): { late: LateRange; beyond: number } | undefined {
-  if (since === undefined || (until !== undefined && until < now - SLACK_MS)) return undefined;
-  const ahead = bucketAt(EDGE_LEVEL, Math.max(now + ASSUMED_AHEAD_MS, seenHigh ?? -Infinity));
-  const beyond = Math.min(until ?? Infinity, (ahead + 1) * EDGE_MS - BUCKET_ORIGIN_MS - 1);
-  return since > beyond ? undefined : { late: { low: EARLIEST_MS, high: beyond }, beyond };
+  seen?: LateRange | null,
+): LateRange | null | undefined {
+  if (seen === null) return null;
+  const reachesNow = until === undefined || until >= now - SLACK_MS;
+  const low = seen?.low ?? (since === undefined ? undefined : EARLIEST_MS);
+  if (low === undefined || (!reachesNow && seen === undefined)) return undefined;
+  const ahead = bucketAt(EDGE_LEVEL, Math.max(now + ASSUMED_AHEAD_MS, seen?.high ?? -Infinity));
+  const high = reachesNow ? Math.min(until ?? Infinity, (ahead + 1) * EDGE_MS - BUCKET_ORIGIN_MS - 1) : (seen?.high ?? -Infinity);
+  return (since ?? -Infinity) > high ? undefined : { low, high };
 }
 
-/** The values of a page that checks that no late row lies past `beyond` (assumedLateRange): it and its 8-hour bucket. */
-export function beyondValues(beyond: number): { beyond: number; beyondBucket: number } {
-  return { beyond, beyondBucket: bucketAt(EDGE_LEVEL, beyond) };
+/**
+ * The values of a page that checks that no late row lies outside the range it assumed
+ * (assumedLateRange): its ends and their 8-hour buckets, the first only when it is a date. When
+ * it assumed none, no late row may lie past the earliest date.
+ */
+export function assumedValues(late: LateRange | null): Record<string, number> {
+  const { low, high } = late ?? { low: EARLIEST_MS, high: EARLIEST_MS };
+  const values = { beyond: high, beyondBucket: bucketAt(EDGE_LEVEL, high) };
+  return low === EARLIEST_MS ? values : { ...values, below: low, belowBucket: bucketAt(EDGE_LEVEL, low) };
 }
 
 /**
