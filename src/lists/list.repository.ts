@@ -290,15 +290,15 @@ function pageOfWindow(
  * Otherwise, unless the tenant's rows span the window many times over (spansWider), the name
  * index's first NAME_PROBE_PAGES pages' worth of entries are read: when enough of the window's
  * rows lie among them (probeHits: a window that holds a large share of the tenant's rows), the
- * name index serves every page from a bounded number of entries. Otherwise the window's rows are counted up to WINDOW_FIRST_BOUND, and the count picks. Each
- * plan is a branch whose limit is the page's for the plan picked and 0 for the other, and a
- * limit of 0 ends a branch before it reads anything (a condition in a WHERE did not, on SQLite:
- * it read the window's own rows even for a year's window); a `case` reads no more than it needs
- * of the three. Where a `with` query is read only as far as its readers go
- * (Engine.streamsWithQueries), the counts read the page's own `w`, so that a window read whole
- * is read once, not three times. One statement where a count and a page took two, a round trip
- * each on PostgreSQL. Each row carries the plan picked (`window_first`), which the walk's
- * cursors keep.
+ * name index serves every page from a bounded number of entries. Otherwise the window's rows
+ * are counted up to WINDOW_FIRST_BOUND, and the count picks. Each plan is a branch whose limit
+ * is the page's for the plan picked and 0 for the other, and a limit of 0 ends a branch before
+ * it reads anything (a condition in a WHERE did not, on SQLite: it read the window's own rows
+ * even for a year's window); a `case` reads no more than it needs of the three. Where a `with`
+ * query is read only as far as its readers go (Engine.streamsWithQueries), the counts read the
+ * page's own `w`, so that a window read whole is read once, not three times. One statement where
+ * a count and a page took two, a round trip each on PostgreSQL. Each row carries the plan picked
+ * (`window_first`), which the walk's cursors keep.
  */
 function choosingPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<PageRow> {
   // The counts are of the whole window: `w` holds it where the arms keep no name range themselves.

@@ -45,12 +45,12 @@ function cursorOfLate(late: LateRange | null): string {
 
 /**
  * How the page reads its window. In createdAt order: the tenant's late rows' range, when the
- * tiling needs it, found by one more query on a walk's first page, or for a window that reaches
- * the present assumed and checked by the page itself (assumedLateRange). In name order: whether the
- * window is small enough to be read whole (WINDOW_FIRST_BOUND), which a walk's first page
- * finds out in its own statement (choosingPage); neither plan needs the range, as neither reads
- * in createdAt order. What a first page found, its cursors carry (`chosen`), so that every
- * page of a walk reads by one plan.
+ * tiling needs it, found by one more query on a walk's first page, or assumed (the range last
+ * found, or for a window that reaches the present its end) and checked by the page itself
+ * (assumedLateRange). In name order: whether the window is small enough to be read whole
+ * (WINDOW_FIRST_BOUND), which a walk's first page finds out in its own statement (choosingPage);
+ * neither plan needs the range, as neither reads in createdAt order. What a first page found,
+ * its cursors carry (`chosen`), so that every page of a walk reads by one plan.
  */
 export async function windowPlan(
   db: Kysely<Schema>,
@@ -80,10 +80,11 @@ export async function probedPlan(db: Kysely<Schema>, collection: Collection, key
 
 /**
  * The late rows' range that each key's list was last found to hold (by key hash and list; null:
- * none), kept to skip the probe. A window within it would be narrowed to itself, so a walk of it tiles its
- * own span at once: right whatever the tenant's late rows, so a range seen however long ago
- * never makes a page miss one. Any other window's first page assumes it (assumedLateRange) and
- * checks it in its own statement, and is read again after a probe when a late row lies outside.
+ * none), kept to skip the probe. A window within it would be narrowed to itself, so a walk of
+ * it tiles its own span at once: right whatever the tenant's late rows, so a range seen however
+ * long ago never makes a page miss one. Any other window's first page assumes it
+ * (assumedLateRange) and checks it in its own statement, and is read again after a probe when a
+ * late row lies outside.
  */
 const lateRangesSeen = new BoundedMap<string, LateRange | null>(10_000);
 const seenKey = (keyHash: string, collection: Collection) => `${keyHash}:${collection.name}`;
