@@ -4,7 +4,7 @@
  * query change shows in review as a diff of that file; this test fails when they drift or when
  * a plan scans a table. Each engine's run checks its own plans.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { sql, type CompiledQuery } from "kysely";
 import { COLLECTIONS } from "../src/collections/registry.js";
 import type { Collection } from "../src/collections/define.js";
@@ -167,7 +167,10 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
   it(`use an index for every filter and order, and match docs/sql/list-queries.${ENGINE}.md`, async () => {
     const explainer = EXPLAINERS[ENGINE];
     const database = await createTestDatabase({ migrate: true });
+    // Dropped however the test ends (the last registered runs first), so a failure leaves no database behind.
+    onTestFinished(() => database.drop());
     const storage = await openStorage(parseDatabaseUrl(database.url));
+    onTestFinished(() => storage.close());
     // Large enough that a planner with statistics would pick a scan if no index fitted.
     const scale = ENGINE === "sqlite" ? 0.2 : 1;
     const { key } = await seedDemo(storage.db, { slug: "plans", scale, now: Date.UTC(2026, 10, 22) });
@@ -309,8 +312,6 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
         }
       }
     }
-    await storage.close();
-    await database.drop();
     // Where the engine tells which nodes never ran, a first page in name order was checked on each collection with such rows.
     if (explainer.unrun !== undefined) expect(unrunChecked).toBeGreaterThan(0);
     await expect(lines.join("\n")).toMatchFileSnapshot(`../docs/sql/list-queries.${ENGINE}.md`);
