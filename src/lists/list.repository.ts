@@ -62,13 +62,14 @@ export function pageQuery(
   options: WindowPlan = {},
 ): CompiledQuery<PageRow> {
   const order = listOrder(query);
+  const now = Date.now();
   after ??= order === "created" ? belowNewest(options.newest) : undefined;
   const unordered = order !== "created" && tilesWindow(collection, query);
   const plan = !unordered ? "" : options.windowFirst === undefined ? "choosing" : options.windowFirst ? "window-first" : "name-index";
   const window = unordered
-    ? unorderedValues(query, Date.now())
+    ? unorderedValues(query, now)
     : windowValues(query, collection.kind === "transaction" && order === "created", options.late);
-  const values = pageValues(keyHash, query, after, window);
+  const values = pageValues(keyHash, now, query, after, window);
   if (options.assumed === true && options.late !== undefined && order === "created") Object.assign(values, assumedValues(options.late));
   const upper = armAUpperBound(query, after);
   const shape = [collection.name, order, take, upper, plan, ...Object.keys(values)].join(":");
@@ -116,11 +117,12 @@ export function tilesWindow(collection: Collection, query: ListQuery): boolean {
 /** Every value a page query needs, named; which names are present is part of its shape. */
 function pageValues(
   keyHash: string,
+  now: number,
   query: ListQuery,
   after: CursorPosition | undefined,
   window: Record<string, number>,
 ): Record<string, unknown> {
-  const values: Record<string, unknown> = { keyHash, now: Date.now() };
+  const values: Record<string, unknown> = { keyHash, now };
   for (const [name, prefix] of [
     ["name", query.name],
     ["code", query.code],
@@ -302,7 +304,8 @@ function pageOfWindow(
  */
 function choosingPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<PageRow> {
   // The counts are of the whole window: `w` holds it where the arms keep no name range themselves.
-  const shared = engineOf(db).streamsWithQueries && !engineOf(db).hidesFromIndex;
+  const { streamsWithQueries, hidesFromIndex } = engineOf(db);
+  const shared = streamsWithQueries && !hidesFromIndex;
   const limitIf = (windowFirst: 0 | 1) =>
     sql<number>`(select case when window_first = ${sql.lit(windowFirst)} then ${sql.lit(take)} else 0 end from picked)`;
   const small = shared

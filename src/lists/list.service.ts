@@ -66,7 +66,7 @@ export async function windowPlan(
   const carried = lateOfCursor(chosen);
   if (carried !== undefined) return { late: carried };
   const seen = lateRangesSeen.get(seenKey(keyHash, collection));
-  if (withinRange(query, seen ?? undefined)) return {};
+  if (withinRange(query, seen)) return {};
   const assumed = assumedLateRange(query, Date.now(), seen);
   return assumed === undefined ? probedPlan(db, collection, keyHash) : { late: assumed, assumed: true };
 }
@@ -89,8 +89,8 @@ export async function probedPlan(db: Kysely<Schema>, collection: Collection, key
 const lateRangesSeen = new BoundedMap<string, LateRange | null>(10_000);
 const seenKey = (keyHash: string, collection: Collection) => `${keyHash}:${collection.name}`;
 
-function withinRange({ since, until }: ListQuery, range: LateRange | undefined): boolean {
-  return range !== undefined && since !== undefined && until !== undefined && since >= range.low && until <= range.high;
+function withinRange({ since, until }: ListQuery, range: LateRange | null | undefined): boolean {
+  return range !== undefined && range !== null && since !== undefined && until !== undefined && since >= range.low && until <= range.high;
 }
 
 /** What a page's cursor carries of how it was read, for the next page to read by too. */
