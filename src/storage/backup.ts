@@ -7,6 +7,7 @@
  */
 import { existsSync, statSync } from "node:fs";
 import Database from "better-sqlite3";
+import { COLLECTIONS } from "../collections/registry.js";
 
 export class BackupError extends Error {
   override name = "BackupError";
@@ -20,21 +21,8 @@ export interface BackupSummary {
   counts: Record<string, number>;
 }
 
-const COUNTED = [
-  "tenants",
-  "api_keys",
-  "withdrawals",
-  "returns",
-  "exchanges",
-  "training_records",
-  "employees",
-  "cost_centers",
-  "sectors",
-  "products",
-  "devices",
-  "webhook_endpoints",
-  "webhook_deliveries",
-];
+/** The tables the summary counts: every collection's, found in the registry so that a new one is counted too. */
+const COUNTED = ["tenants", "api_keys", ...COLLECTIONS.map((c) => c.table), "webhook_endpoints", "webhook_deliveries"];
 
 /** Copies the SQLite database at `source` to `target` (which must not exist), checks the copy and says what it holds. */
 export function backupSqlite(source: string, target: string): BackupSummary {
