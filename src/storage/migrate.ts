@@ -13,6 +13,7 @@ import { keysManagedByTenantsMigration } from "./migrations/0009-keys-managed-by
 import { lateEightHoursKeepEventDateMigration } from "./migrations/0010-late-eight-hours-keep-event-date.js";
 import { dropLateHoursMigration } from "./migrations/0011-drop-late-hours.js";
 import { dropLateTopLevelMigration } from "./migrations/0012-drop-late-top-level.js";
+import { windowRowsCoverNameMigration } from "./migrations/0013-window-rows-cover-name.js";
 
 function provider(storage: Storage): MigrationProvider {
   return {
@@ -30,6 +31,7 @@ function provider(storage: Storage): MigrationProvider {
         "0010-late-eight-hours-keep-event-date": lateEightHoursKeepEventDateMigration(),
         "0011-drop-late-hours": dropLateHoursMigration(),
         "0012-drop-late-top-level": dropLateTopLevelMigration(),
+        "0013-window-rows-cover-name": windowRowsCoverNameMigration(storage.engine),
       };
     },
   };
