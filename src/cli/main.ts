@@ -218,7 +218,9 @@ export function buildCli(config: () => Config): Command {
           "backup copies the embedded SQLite database; on PostgreSQL use pg_dump or a base backup (README: Backups)",
         );
       }
-      const summary = backupSqlite(database.path, file);
+      // Every collection's table, found in the registry so that a new one is counted too.
+      const counted = ["tenants", "api_keys", ...COLLECTIONS.map((c) => c.table), "webhook_endpoints", "webhook_deliveries"];
+      const summary = backupSqlite(database.path, file, counted);
       const held = Object.entries(summary.counts)
         .map(([table, n]) => `${table} ${n.toLocaleString("en")}`)
         .join(", ");

@@ -7,7 +7,6 @@
  */
 import { existsSync, statSync } from "node:fs";
 import Database from "better-sqlite3";
-import { COLLECTIONS } from "../collections/registry.js";
 
 export class BackupError extends Error {
   override name = "BackupError";
@@ -17,15 +16,15 @@ export interface BackupSummary {
   path: string;
   bytes: number;
   ms: number;
-  /** Rows per table of records, and tenants and keys. */
+  /** Rows per table counted. */
   counts: Record<string, number>;
 }
 
-/** The tables the summary counts: every collection's, found in the registry so that a new one is counted too. */
-const COUNTED = ["tenants", "api_keys", ...COLLECTIONS.map((c) => c.table), "webhook_endpoints", "webhook_deliveries"];
-
-/** Copies the SQLite database at `source` to `target` (which must not exist), checks the copy and says what it holds. */
-export function backupSqlite(source: string, target: string): BackupSummary {
+/**
+ * Copies the SQLite database at `source` to `target` (which must not exist), checks the copy
+ * and says what it holds: the rows of each of the `counted` tables that it has.
+ */
+export function backupSqlite(source: string, target: string, counted: readonly string[]): BackupSummary {
   if (existsSync(target)) throw new BackupError(`${target} exists already: a backup never overwrites a file`);
   if (!existsSync(source)) throw new BackupError(`no database at ${source}`);
   const started = performance.now();
@@ -47,7 +46,7 @@ export function backupSqlite(source: string, target: string): BackupSummary {
       (copy.prepare("select name from sqlite_master where type = 'table'").all() as { name: string }[]).map((r) => r.name),
     );
     const counts: Record<string, number> = {};
-    for (const table of COUNTED.filter((t) => tables.has(t))) {
+    for (const table of counted.filter((t) => tables.has(t))) {
       counts[table] = (copy.prepare(`select count(*) as n from "${table}"`).get() as { n: number }).n;
     }
     return { path: target, bytes: statSync(target).size, ms: performance.now() - started, counts };
