@@ -49,6 +49,21 @@ const PRETTY_LOGS = { target: "pino-pretty", options: { translateTime: "SYS:HH:M
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/**
+ * What a request's log line says of its URL: the path and the names of the query parameters,
+ * in order, without their values, which hold cursors and what clients search for (names).
+ */
+function pathAndParams(url: string): { path: string; params?: string[] } {
+  const mark = url.indexOf("?");
+  if (mark < 0) return { path: url };
+  const params = url
+    .slice(mark + 1)
+    .split("&")
+    .filter((pair) => pair !== "")
+    .map((pair) => pair.split("=", 1)[0] ?? "");
+  return { path: url.slice(0, mark), params };
+}
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     // Readable lines for a person at a terminal; JSON, one object a line, for everything else.
@@ -84,7 +99,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.addHook("onResponse", async (request, reply) => {
     request.log.info(
-      { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      { method: request.method, ...pathAndParams(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
       "request",
     );
   });

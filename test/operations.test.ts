@@ -239,8 +239,24 @@ describe("logs", () => {
     expect(onTerminal).not.toMatch(/^\{"level"/m);
     const piped = await ws.serve({ LOG_LEVEL: "info" });
     await fetch(`${piped.url}/healthz`);
+    // A query's values (a cursor, a name searched for) stay out of the log; its parameters' names do not.
+    const page = await fetch(`${piped.url}/v1/withdrawals?limit=5&name=Zeferino&cursor=c3VjcmV0`, {
+      headers: { "x-request-id": "log-check-1" },
+    });
+    expect(page.status).toBe(401);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(piped.stdout()).toMatch(/cribline listening on http:\/\//);
     expect(piped.stdout()).toMatch(/^\{"level":30,.*"msg":"request"\}$/m);
+    const line = piped
+      .stdout()
+      .split("\n")
+      .find((text) => text.includes('"log-check-1"'));
+    expect(JSON.parse(line ?? "{}")).toMatchObject({
+      method: "GET",
+      path: "/v1/withdrawals",
+      params: ["limit", "name", "cursor"],
+      status: 401,
+    });
+    expect(piped.stdout()).not.toMatch(/Zeferino|c3VjcmV0/);
   }, 60_000);
 });
