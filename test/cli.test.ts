@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "kysely";
-import { parseDatabaseUrl } from "../src/platform/config.js";
+import { loadConfig, parseDatabaseUrl } from "../src/platform/config.js";
 import { KEY_PREFIX, keyWith } from "../src/platform/keys.js";
 import { openStorage } from "../src/storage/database.js";
 import { Webhook } from "standardwebhooks";
@@ -582,6 +582,17 @@ describe("cribline serve", () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/CRIBLINE_WEBHOOK_RETENTION_DAYS must be 0 \(keep for ever\) or at least 7 days, got "3"/);
   });
+
+  it.each([["CRIBLINE_DEMO"], ["CRIBLINE_WEBHOOKS_ALLOW_PRIVATE"]])(
+    "serve refuses a flag %s other than true, false, 1 or 0",
+    async (name) => {
+      const result = await workspace().run(["serve"], { [name]: "yes" });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`${name} must be true or false (or 1 or 0), got "yes"`);
+      const read = (value: string) => loadConfig({ [name]: value })[name === "CRIBLINE_DEMO" ? "demoOnFirstStart" : "webhooksAllowPrivate"];
+      expect([read("true"), read("1"), read("false"), read("0")]).toEqual([true, true, false, false]);
+    },
+  );
 
   it.each([["serve"], ["migrate"]])("%s refuses a DATABASE_URL it does not support, with a clear message", async (command) => {
     const result = await workspace().run([command], { DATABASE_URL: "mysql://x" });

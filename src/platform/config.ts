@@ -53,7 +53,7 @@ function flag(env: NodeJS.ProcessEnv, key: string, fallback: boolean): boolean {
   if (raw === undefined || raw === "") return fallback;
   if (raw === "1" || raw === "true") return true;
   if (raw === "0" || raw === "false") return false;
-  throw new ConfigError(`${key} must be true or false, got "${raw}"`);
+  throw new ConfigError(`${key} must be true or false (or 1 or 0), got "${raw}"`);
 }
 
 /**
