@@ -84,11 +84,19 @@ export async function checkSchema(storage: Storage): Promise<void> {
 }
 
 /**
- * Readies the schema before a command uses it. The embedded database migrates itself; a
- * PostgreSQL database is shared by many processes, so migrating it is the operator's step
- * (`cribline migrate`, once per release) and every other command checks that it was taken.
+ * Readies the schema before a command uses it. The embedded database migrates itself. A
+ * PostgreSQL database is shared by many processes: a new one, where no migration has run, is
+ * given the schema at once (nothing can be serving it yet, and processes starting together
+ * take turns on the migrator's lock); one that has a schema is migrated only by the operator
+ * (`cribline migrate`, once per release, so that the processes of the release before are
+ * never served a schema they do not know), and every other command checks that it was.
  */
 export async function ensureSchema(storage: Storage): Promise<void> {
-  if (storage.engine.sharedByProcesses) await checkSchema(storage);
+  if (storage.engine.sharedByProcesses && (await hasRunMigrations(storage))) await checkSchema(storage);
   else await migrateToLatest(storage);
+}
+
+async function hasRunMigrations(storage: Storage): Promise<boolean> {
+  const migrator = new Migrator({ db: storage.db, provider: provider(storage) });
+  return (await migrator.getMigrations()).some((m) => m.executedAt !== undefined);
 }
