@@ -5,12 +5,12 @@
  * from the environment only; progress on a terminal, a summary otherwise.
  */
 import { execFile, spawn } from "node:child_process";
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { parse } from "csv-parse/sync";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FACTORIES } from "./support/factories.js";
 import { newTenant, readAll, sync, useServer, type TestTenant } from "./support/harness.js";
 
@@ -24,7 +24,16 @@ beforeAll(() => {
   if (!existsSync(CLI)) throw new Error("no build of the client in client/dist: run `npm run build` first");
 });
 
-const workdir = () => mkdtempSync(join(tmpdir(), "cribline-export-"));
+/** A directory of the test's own, removed when the file's tests end. */
+const workdirs: string[] = [];
+const workdir = () => {
+  const dir = mkdtempSync(join(tmpdir(), "cribline-export-"));
+  workdirs.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of workdirs) rmSync(dir, { recursive: true, force: true });
+});
 const envFor = (tenant: TestTenant) => ({ PATH: process.env.PATH, CRIBLINE_API_KEY: tenant.keys.read, CRIBLINE_BASE_URL: server().url });
 
 async function exportRun(tenant: TestTenant, args: string[], env: Record<string, string | undefined> = envFor(tenant)) {
