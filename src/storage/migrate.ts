@@ -73,30 +73,25 @@ export async function migrateToLatest(storage: Storage): Promise<string[]> {
   return results.filter((r) => r.status === "Success").map((r) => r.migrationName);
 }
 
-/** Fails unless every migration this build knows has run, and no other one has. */
-export async function checkSchema(storage: Storage): Promise<void> {
-  await refuseNewerSchema(storage);
-  const migrator = new Migrator({ db: storage.db, provider: provider(storage) });
-  const missing = (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
-  if (missing.length > 0) {
-    throw new MigrationError(`the database schema is not up to date (missing ${missing.join(", ")}): run \`cribline migrate\` first`);
-  }
-}
-
 /**
  * Readies the schema before a command uses it. The embedded database migrates itself. A
  * PostgreSQL database is shared by many processes: a new one, where no migration has run, is
  * given the schema at once (nothing can be serving it yet, and processes starting together
  * take turns on the migrator's lock); one that has a schema is migrated only by the operator
  * (`cribline migrate`, once per release, so that the processes of the release before are
- * never served a schema they do not know), and every other command checks that it was.
+ * never served a schema they do not know), and every other command fails unless every
+ * migration this build knows has run, and no other one has.
  */
 export async function ensureSchema(storage: Storage): Promise<void> {
-  if (storage.engine.sharedByProcesses && (await hasRunMigrations(storage))) await checkSchema(storage);
-  else await migrateToLatest(storage);
-}
-
-async function hasRunMigrations(storage: Storage): Promise<boolean> {
-  const migrator = new Migrator({ db: storage.db, provider: provider(storage) });
-  return (await migrator.getMigrations()).some((m) => m.executedAt !== undefined);
+  if (!storage.engine.sharedByProcesses) {
+    await migrateToLatest(storage);
+    return;
+  }
+  await refuseNewerSchema(storage);
+  const migrations = await new Migrator({ db: storage.db, provider: provider(storage) }).getMigrations();
+  const missing = migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);
+  if (missing.length === migrations.length) await migrateToLatest(storage);
+  else if (missing.length > 0) {
+    throw new MigrationError(`the database schema is not up to date (missing ${missing.join(", ")}): run \`cribline migrate\` first`);
+  }
 }
