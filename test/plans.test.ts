@@ -107,6 +107,11 @@ interface Explainer {
   sort: RegExp;
   /** An index range that starts at a page's cursor (or, in a window, at its tighter createdAt bound). */
   fromCursor: RegExp;
+  /**
+   * A window-first page's arm that reads `index` and checks the page's name on each entry, so
+   * that it reads from the table only the rows of the page's name range.
+   */
+  checksNameOnEntries(index: string): RegExp;
 }
 
 /** EXPLAIN with `options` of the query as cribline's connections run it: a prepared statement's generic plan. */
@@ -136,6 +141,7 @@ const EXPLAINERS: Record<typeof ENGINE, Explainer> = {
     indexUse: /USING (COVERING )?INDEX|USING PRIMARY KEY/,
     sort: /^USE TEMP B-TREE/,
     fromCursor: /\((created_at|name_key|code_key),id\)[<>]\(\?,\?\)|created_at<\?\)/,
+    checksNameOnEntries: (index) => new RegExp(`USING COVERING INDEX ${index} `),
   },
   postgres: {
     title: "PostgreSQL",
@@ -160,6 +166,7 @@ const EXPLAINERS: Record<typeof ENGINE, Explainer> = {
     indexUse: /Index (Only )?Scan/,
     sort: /->  (Sort|Bitmap Heap Scan)\b/,
     fromCursor: /Index Cond: .*(ROW\((created_at|name_key|code_key), id\) [<>] ROW|created_at <= \$\d+)/,
+    checksNameOnEntries: (index) => new RegExp(`using ${index} on [^|]*\\| *Index Cond: [^|]*name_key >= `),
   },
 };
 
@@ -267,6 +274,10 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
       // A page after a cursor reads from the cursor on, not from the start of its filters' range
       // (the window's own rows are read whole, and sorted).
       if (!windowFirst) expect(details.join(" | "), `${title}: the index range does not start at the cursor`).toMatch(explainer.fromCursor);
+      else {
+        for (const index of [`${collection.table}_on_time`, `${collection.table}_late_b1`])
+          expect(details.join(" | "), `${title}: reads rows outside the name range`).toMatch(explainer.checksNameOnEntries(index));
+      }
       return { compiled, details, choosing, assumed };
     };
     const windowInNameOrder = (collection: Collection, text: string) => {

@@ -5,16 +5,7 @@
  * ordered by the sort key and id. Compiled once per shape (see storage/query-template.ts);
  * each page fills in its values.
  */
-import {
-  CompiledQuery,
-  sql,
-  type Compilable,
-  type Kysely,
-  type QueryCreator,
-  type RawBuilder,
-  type SelectQueryBuilder,
-  type SqlBool,
-} from "kysely";
+import { CompiledQuery, sql, type Compilable, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from "kysely";
 import { RELATION_COLUMNS, RELATIONS, type Collection } from "../collections/define.js";
 import { prefixEnd, sortKey } from "../collections/sort-key.js";
 import type { CursorPosition } from "../platform/cursor.js";
@@ -198,15 +189,8 @@ function unorderedArms<O>(
  * more than any plan that reads by one). An arm that the planner estimates smaller than its
  * reader's bound it may still read whole and sort.
  */
-function inIndexOrder<O>(
-  [onTime, late]: [SelectQueryBuilder<Schema, "withdrawals", O>, SelectQueryBuilder<Schema, "withdrawals", O>],
-  limit?: RawBuilder<number>,
-): RawBuilder<O> {
-  const arms = [onTime.orderBy("created_at", "desc").orderBy("id", "desc"), inLateRowsOrder(late)];
-  return sql.join(
-    arms.map((arm) => sql`(${limit === undefined ? arm : arm.limit(limit)})`),
-    sql` union all `,
-  );
+function inIndexOrder<O>([onTime, late]: [SelectQueryBuilder<Schema, "withdrawals", O>, SelectQueryBuilder<Schema, "withdrawals", O>]) {
+  return [onTime.orderBy("created_at", "desc").orderBy("id", "desc"), inLateRowsOrder(late)];
 }
 
 /** A window's row as the window-first page sets it apart: what it is sorted by, and its address. */
@@ -218,23 +202,29 @@ interface WindowRow {
 
 /**
  * The window's rows that a window-first page sorts, as the `with` query `w`: their ids and names
- * and addresses (Engine.rowAddress). Where a column can be kept from choosing an index
- * (Engine.hidesFromIndex), the arms check the page's name range and cursor themselves, so that
- * only the rows they keep are set apart; otherwise `w` holds the whole window, and where a `with`
- * query is read only as far as its readers go (Engine.streamsWithQueries), its arms are read in
- * their indexes' order, so that a count of `w` up to a bound reads no further (choosingPage).
+ * and addresses (Engine.rowAddress). Each arm checks the page's name range and cursor on its
+ * index entries (both indexes keep the name), so that only the rows it keeps are read from the
+ * table and set apart. The arms must still be read by their own indexes, not by the name's:
+ * where a column can be kept from choosing an index (Engine.hidesFromIndex) the conditions are
+ * written so; otherwise each arm is asked in its index's order (inIndexOrder), which with sorts
+ * disabled no other index gives for less.
  */
 function windowRows(db: Kysely<Schema>, collection: Collection, s: Slots): RawBuilder<WindowRow> {
   const table = collection.table as "withdrawals";
-  const { rowAddress, hidesFromIndex, streamsWithQueries } = engineOf(db);
-  const arm = () => {
-    const found = db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s));
-    const kept = hidesFromIndex ? inPage(s, sql`+name_key`, sql`+id`).reduce((q, term) => q.where(term), found) : found;
-    return kept.select(["id", "name_key", sql<string>`${sql.raw(rowAddress)}`.as("address")]);
-  };
+  const { rowAddress, hidesFromIndex } = engineOf(db);
+  const [nameKey, id] = hidesFromIndex ? [sql<string>`+name_key`, sql<string>`+id`] : [sql<string>`name_key`, sql<string>`id`];
+  const arm = () =>
+    inPage(s, nameKey, id)
+      .reduce((q, term) => q.where(term), db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s)))
+      .select(["id", "name_key", sql<string>`${sql.raw(rowAddress)}`.as("address")]);
   const arms = unorderedArms(s, arm);
   // In parentheses, as a `with` query's body is written (a query builder in `sql` is wrapped in them).
-  return streamsWithQueries ? sql<WindowRow>`(${inIndexOrder(arms)})` : sql<WindowRow>`${unionAll(arms)}`;
+  return hidesFromIndex
+    ? sql<WindowRow>`${unionAll(arms)}`
+    : sql<WindowRow>`(${sql.join(
+        inIndexOrder(arms).map((arm) => sql`(${arm})`),
+        sql` union all `,
+      )})`;
 }
 
 /** The page's name range and cursor, as conditions on the columns as written. */
@@ -248,29 +238,17 @@ function inPage(s: Slots, nameKey: RawBuilder<string>, id: RawBuilder<string>): 
 
 /**
  * A page of a window in name order, read from the window's own rows (windowRows), set apart as
- * a materialized `w` so that no planner moves the name and cursor conditions into the arms and
- * reads them by the name index instead: the page's ids in name order, then their rows, joined
- * back by their address within the statement. Taken only for a window of at most
- * WINDOW_FIRST_BOUND rows (windowCount), so the sort is bounded.
+ * a materialized `w` so that no planner reads the page by the name index instead: the page's ids
+ * in name order, then their rows, joined back by their address within the statement. Taken only
+ * for a window of at most WINDOW_FIRST_BOUND rows (windowCount), so that what it reads is bounded.
  */
 function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, limit: RawBuilder<number>) {
-  const withRows = db.with(
-    (cte) => cte("w").materialized(),
-    () => windowRows(db, collection, s),
-  );
-  return pageOfWindow(db, withRows, collection, s, limit);
-}
-
-/** The page of windowFirstPage, from the `w` that `from` names (a `with`, or the statement's). */
-function pageOfWindow(
-  db: Kysely<Schema>,
-  from: QueryCreator<Schema & { w: WindowRow }>,
-  collection: Collection,
-  s: Slots,
-  limit: RawBuilder<number>,
-) {
   const table = collection.table as "withdrawals";
-  return from
+  return db
+    .with(
+      (cte) => cte("w").materialized(),
+      () => windowRows(db, collection, s),
+    )
     .selectFrom((eb) =>
       inPage(s, sql`w.name_key`, sql`w.id`)
         .reduce((q, term) => q.where(term), eb.selectFrom("w"))
@@ -296,31 +274,22 @@ function pageOfWindow(
  * are counted up to WINDOW_FIRST_BOUND, and the count picks. Each plan is a branch whose limit
  * is the page's for the plan picked and 0 for the other, and a limit of 0 ends a branch before
  * it reads anything (a condition in a WHERE did not, on SQLite: it read the window's own rows
- * even for a year's window); a `case` reads no more than it needs of the three. Where a `with`
- * query is read only as far as its readers go (Engine.streamsWithQueries), the counts read the
- * page's own `w`, so that a window read whole is read once, not three times. One statement where
- * a count and a page took two, a round trip each on PostgreSQL. Each row carries the plan picked
- * (`window_first`), which the walk's cursors keep.
+ * even for a year's window); a `case` reads no more than it needs of the three. The counts read
+ * the window's index entries alone, every row of it whatever its name, as the window-first page
+ * reads them. One statement where a count and a page took two, a round trip each on PostgreSQL.
+ * Each row carries the plan picked (`window_first`), which the walk's cursors keep.
  */
 function choosingPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<PageRow> {
-  // The counts are of the whole window: `w` holds it where the arms keep no name range themselves.
-  const { streamsWithQueries, hidesFromIndex } = engineOf(db);
-  const shared = streamsWithQueries && !hidesFromIndex;
   const limitIf = (windowFirst: 0 | 1) =>
     sql<number>`(select case when window_first = ${sql.lit(windowFirst)} then ${sql.lit(take)} else 0 end from picked)`;
-  const small = shared
-    ? pageOfWindow(db, db as unknown as Kysely<Schema & { w: WindowRow }>, collection, s, limitIf(1))
-    : windowFirstPage(db, collection, s, limitIf(1));
+  const small = windowFirstPage(db, collection, s, limitIf(1));
   const large = sortedPage(db, collection, "name", s, limitIf(0));
   const probe = nameIndexProbe(db, collection, s, take);
-  const count = (bound: number) =>
-    shared ? sql`select count(*) as n from (select 1 from w limit ${sql.lit(bound + 1)}) as w` : windowCount(db, collection, s, bound);
-  const countedTo = (bound: number) => sql`(select n from (${count(bound)}) as counted) <= ${sql.lit(bound)}`;
+  const countedTo = (bound: number) => sql`(select n from (${windowCount(db, collection, s, bound)}) as counted) <= ${sql.lit(bound)}`;
   // A window that the tenant's rows span many times over skips the probe, which would not find it a share.
   const probed = s.spanBefore === undefined ? sql`(${probe})` : sql`case when ${spansWider(db, collection, s)} then 0 else (${probe}) end`;
   const pick = sql`select case when ${countedTo(take)} then 1 when ${probed} >= ${sql.lit(probeHits(take))} then 0 when ${countedTo(WINDOW_FIRST_BOUND)} then 1 else 0 end as window_first`;
-  const rows = shared ? sql`w as materialized ${windowRows(db, collection, s)}, ` : sql``;
-  const query = sql<PageRow>`with ${rows}picked as materialized (${pick}) select chosen.*, (select window_first from picked) as window_first from (select * from (${small}) as small union all select * from (${large}) as large) as chosen order by name_key, id`;
+  const query = sql<PageRow>`with picked as materialized (${pick}) select chosen.*, (select window_first from picked) as window_first from (select * from (${small}) as small union all select * from (${large}) as large) as chosen order by name_key, id`;
   return { compile: () => query.compile(db) as CompiledQuery<PageRow> };
 }
 
@@ -372,19 +341,18 @@ function nameIndexProbe(db: Kysely<Schema>, collection: Collection, s: Slots, ta
 }
 
 /**
- * The count of the window's rows up to `bound` + 1, from its unordered arms, for an engine whose
- * `with` queries are run whole (choosingPage). The union stops there; where an engine does not
- * stop a bare union's arms with it, each arm is asked in its index's order (inIndexOrder).
+ * The count of the window's rows up to `bound` + 1, from its unordered arms' index entries
+ * (choosingPage). The union stops there; where an engine does not stop a bare union's arms
+ * with it, each arm is asked in its index's order (inIndexOrder).
  */
 function windowCount(db: Kysely<Schema>, collection: Collection, s: Slots, bound: number): RawBuilder<{ n: number | string }> {
   const table = collection.table as "withdrawals";
   const tenant = oneArmTenant(db, s);
   const arms = unorderedArms(s, () => db.selectFrom(table).where("tenant_id", "=", tenant.ref).select(sql.lit(1).as("one")));
   const beyond = sql.lit(bound + 1);
-  const rows = engineOf(db).mergesOrderedUnion
-    ? sql`${unionAll(arms).limit(beyond)}`
-    : sql`select one from (${inIndexOrder(arms, beyond)}) as arms limit ${beyond}`;
-  return sql<{ n: number | string }>`select count(*) as n from (${rows}) as w`;
+  if (engineOf(db).mergesOrderedUnion) return sql`select count(*) as n from (${unionAll(arms).limit(beyond)}) as w`;
+  const counts = inIndexOrder(arms).map((arm) => sql`(select count(*) from (${arm.limit(beyond)}) as arm)`);
+  return sql`select ${sql.join(counts, sql` + `)} as n`;
 }
 
 /**

@@ -55,16 +55,10 @@ export interface Engine {
   readonly rowAddress: "rowid" | "ctid";
   /**
    * A column written `+column` is one that no index is chosen by, so a condition on it can go
-   * where a planner must not read by its index. Without it, such conditions stay outside.
+   * where a planner must not read by its index. Without it, a query that must be read by one
+   * index is asked in that index's order (with sorts disabled, no other index gives it for less).
    */
   readonly hidesFromIndex: boolean;
-  /**
-   * A materialized `WITH` query is run only as far as its readers read, and what it has read is
-   * kept for them all: a count up to a bound and a page sorted from the same rows read them
-   * once. Without it (SQLite) such a query is run whole at its first use, so a reader that
-   * wants only some of its rows must read them on its own.
-   */
-  readonly streamsWithQueries: boolean;
   /**
    * A prepared statement is planned again whenever a value the planner looked at is bound anew
    * (SQLite's STAT4 samples), which for a window page's many arms cost more than running it. A
@@ -120,7 +114,6 @@ export const SQLITE: Engine = {
   clusteredTables: true,
   rowAddress: "rowid",
   hidesFromIndex: true,
-  streamsWithQueries: false,
   replansOnBind: true,
   armsPerQuery: 6,
   altersColumns: false,
@@ -163,7 +156,6 @@ export const POSTGRES: Engine = {
   clusteredTables: false,
   rowAddress: "ctid",
   hidesFromIndex: false,
-  streamsWithQueries: true,
   replansOnBind: false,
   armsPerQuery: 12,
   altersColumns: true,

@@ -14,6 +14,7 @@ import { lateEightHoursKeepEventDateMigration } from "./migrations/0010-late-eig
 import { dropLateHoursMigration } from "./migrations/0011-drop-late-hours.js";
 import { dropLateTopLevelMigration } from "./migrations/0012-drop-late-top-level.js";
 import { windowRowsCoverNameMigration } from "./migrations/0013-window-rows-cover-name.js";
+import { postgresWindowRowsKeepNameMigration } from "./migrations/0014-postgres-window-rows-keep-name.js";
 
 function provider(storage: Storage): MigrationProvider {
   return {
@@ -32,6 +33,7 @@ function provider(storage: Storage): MigrationProvider {
         "0011-drop-late-hours": dropLateHoursMigration(),
         "0012-drop-late-top-level": dropLateTopLevelMigration(),
         "0013-window-rows-cover-name": windowRowsCoverNameMigration(storage.engine),
+        "0014-postgres-window-rows-keep-name": postgresWindowRowsKeepNameMigration(storage.engine),
       };
     },
   };
