@@ -6,7 +6,7 @@
  * event dates that tile the window, so they are checked across bucket boundaries of every
  * level too, and the tiling itself is checked over random ranges.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import fc from "fast-check";
 import { BUCKET_LEVELS_MS, BUCKET_ORIGIN_MS, lateEventAt, SLACK_MS } from "../src/collections/late-event.js";
 import { withdrawals } from "../src/collections/registry.js";
@@ -412,6 +412,31 @@ describe("a window's first page after its tenant was found to have no late recor
     await storeAsPlanned(tenant, [late]);
     const want = [late, ...stored].sort((a, b) => b.createdAt - a.createdAt).map((r) => r.id);
     expect((await readAll(server(), tenant.keys.read, `/v1/withdrawals?${window}`, [3])).items.map((r) => r.id)).toEqual(want);
+  });
+});
+
+describe("a window that needs no narrowing, once its tenant's late records were found in the background", () => {
+  it("reads none of the buckets where the tenant has none, checked by its own statement, and finds one stored since", async () => {
+    const tenant = await newTenant(server());
+    const base = Date.UTC(2022, 3, 17, 19);
+    const stored: Stored[] = [];
+    for (let hour = 0; hour <= 48; hour += 4)
+      stored.push({ id: `t-${hour}`, event: base + hour * HOUR, createdAt: base + hour * HOUR + 1 });
+    await storeAsPlanned(tenant, stored);
+    // Past, and short enough that neither engine must narrow it: a few buckets of eight hours.
+    const window = `createdSince=${iso(base + 5 * HOUR)}&createdUntil=${iso(base + 29 * HOUR)}`;
+    expect(needsLateRange(server().storage.db, withdrawals, parseListQuery(withdrawals, window))).toBe(false);
+    // The first walk reads its own span's buckets; a walk after the key's late records were found (none) assumes none.
+    expect(await firstPagePlan(tenant, window)).toBeUndefined();
+    await vi.waitFor(async () => expect(await firstPagePlan(tenant, window)).toBe("late:none"), { timeout: 5_000, interval: 20 });
+    const late = { id: "l-since", event: base + 12 * HOUR, createdAt: base + 100 * DAY };
+    await storeAsPlanned(tenant, [late]);
+    const want = [late, ...stored]
+      .filter((r) => r.event >= base + 5 * HOUR && r.event <= base + 29 * HOUR)
+      .sort((a, b) => b.createdAt - a.createdAt)
+      .map((r) => r.id);
+    expect(want).toContain("l-since");
+    expect((await readAll(server(), tenant.keys.read, `/v1/withdrawals?${window}`, [2])).items.map((r) => r.id)).toEqual(want);
   });
 });
 

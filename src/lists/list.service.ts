@@ -14,7 +14,7 @@ import type { Schema } from "../storage/schema.js";
 import { parseListQuery, type ListQuery } from "./list.query.js";
 import { lateRangeOf, lateRangeQuery, pageQuery, tilesWindow, type WindowPlan } from "./list.repository.js";
 import { listOrder, positionOf, type ListOrder, type ListRow } from "./list.shape.js";
-import { assumedLateRange, needsLateRange as windowNeedsLateRange, type LateRange } from "./window.js";
+import { assumedLateRange, lateProbes, needsLateRange as windowNeedsLateRange, type LateRange } from "./window.js";
 
 /** Whether the page reads late rows by bucket over a span it first narrows to the tenant's: only in createdAt order. */
 export function needsLateRange(db: Kysely<Schema>, collection: Collection, query: ListQuery): boolean {
@@ -47,10 +47,13 @@ function cursorOfLate(late: LateRange | null): string {
  * How the page reads its window. In createdAt order: the tenant's late rows' range, when the
  * tiling needs it, found by one more query on a walk's first page, or assumed (the range last
  * found, or for a window that reaches the present its end) and checked by the page itself
- * (assumedLateRange). In name order: whether the window is small enough to be read whole
- * (WINDOW_FIRST_BOUND), which a walk's first page finds out in its own statement (choosingPage);
- * neither plan needs the range, as neither reads in createdAt order. What a first page found,
- * its cursors carry (`chosen`), so that every page of a walk reads by one plan.
+ * (assumedLateRange). A window that needs no range is narrowed too when a range assumed costs
+ * fewer probes than its own span's tiling, its check included (lateProbes): a tenant with few or
+ * no late rows then reads none of the buckets where it has none. In name order: whether the
+ * window is small enough to be read whole (WINDOW_FIRST_BOUND), which a walk's first page finds
+ * out in its own statement (choosingPage); neither plan needs the range, as neither reads in
+ * createdAt order. What a first page found, its cursors carry (`chosen`), so that every page of a
+ * walk reads by one plan.
  */
 export async function windowPlan(
   db: Kysely<Schema>,
@@ -62,14 +65,38 @@ export async function windowPlan(
   if (!tilesWindow(collection, query)) return {};
   if (listOrder(query) !== "created")
     return chosen === WINDOW_FIRST || chosen === NAME_INDEX ? { windowFirst: chosen === WINDOW_FIRST } : {};
-  if (!needsLateRange(db, collection, query)) return {};
   const carried = lateOfCursor(chosen);
   if (carried !== undefined) return { late: carried };
   const seen = lateRangesSeen.get(seenKey(keyHash, collection));
   if (withinRange(query, seen)) return {};
-  const assumed = assumedLateRange(query, Date.now(), seen);
-  return assumed === undefined ? probedPlan(db, collection, keyHash) : { late: assumed, assumed: true };
+  const now = Date.now();
+  // The window's own span where it needs no range, then the ranges its page can assume: by the
+  // range seen, and by its own end where it reaches the present. The first of the cheapest wins.
+  const plans: WindowPlan[] = needsLateRange(db, collection, query) ? [] : [{}];
+  for (const from of seen === undefined ? [undefined] : [seen, undefined]) {
+    const late = assumedLateRange(query, now, from);
+    if (late !== undefined) plans.push({ late, assumed: true });
+  }
+  const cost = (plan: WindowPlan) => lateProbes(query, plan.late, plan.assumed === true);
+  const [cheapest] = plans.sort((a, b) => cost(a) - cost(b));
+  return cheapest ?? probedPlan(db, collection, keyHash);
 }
+
+/**
+ * Finds the key's tenant's late rows' range in the background, for later walks to narrow their
+ * windows by (windowPlan), when none was seen: once the key's page has shown the key good, and
+ * once at a time. The walk that asks does not wait for it.
+ */
+function learnLateRange(db: Kysely<Schema>, collection: Collection, keyHash: string): void {
+  const key = seenKey(keyHash, collection);
+  if (lateRangesSeen.has(key) || learning.has(key)) return;
+  learning.add(key);
+  probedPlan(db, collection, keyHash)
+    .catch(() => undefined)
+    .finally(() => learning.delete(key));
+}
+
+const learning = new Set<string>();
 
 /** The tenant's late rows' range as a query finds it now, for a walk's first page; kept as seen. */
 export async function probedPlan(db: Kysely<Schema>, collection: Collection, keyHash: string): Promise<WindowPlan> {
@@ -141,6 +168,7 @@ export async function listPage(
   const tenantId = rows[0]?.tenant_id ?? (await reader.tenantOfKey());
   if (opened !== undefined) checkCursorTenant(opened, tenantId);
   const order = listOrder(query);
+  if (order === "created" && tilesWindow(collection, query)) learnLateRange(db, collection, reader.keyHash);
   const paged: PagedList<ListRow> = {
     list: collection.name,
     filterKey: query.filterKey,

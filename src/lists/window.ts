@@ -241,6 +241,17 @@ export function assumedLateRange(
 }
 
 /**
+ * What a page's late rows cost to read by a range (undefined: the window's own span), in index
+ * probes: one a late arm, and one for each end of a range assumed that its page checks
+ * (assumedValues). The cheapest range is taken (list.service.ts).
+ */
+export function lateProbes(query: ListQuery, late: LateRange | null | undefined, assumed: boolean): number {
+  const arms = Object.keys(lateValues(query, late)).length;
+  if (!assumed || late === undefined) return arms;
+  return arms + (late === null || late.low === EARLIEST_MS ? 1 : 2);
+}
+
+/**
  * The values of a page that checks that no late row lies outside the range it assumed
  * (assumedLateRange): its ends and their 8-hour buckets, the first only when it is a date. When
  * it assumed none, no late row may lie past the earliest date.
