@@ -29,6 +29,9 @@ export async function dumpDom(url: string, extraFlags: string[] = []): Promise<s
       url,
     ]);
     return stdout;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new Error("this test needs Debian's chromium: apt-get install chromium");
+    throw error;
   } finally {
     rmSync(profile, { recursive: true, force: true });
   }

@@ -26,7 +26,9 @@ export async function startRedis(): Promise<TestRedis> {
         output += text;
         if (output.includes("Ready to accept connections")) resolve();
       });
-      started.once("error", reject);
+      started.once("error", (error: NodeJS.ErrnoException) =>
+        reject(error.code === "ENOENT" ? new Error("this test needs Debian's redis-server: apt-get install redis-server") : error),
+      );
       started.once("exit", (code) => reject(new Error(`redis-server exited (${code}): ${output}`)));
     });
   };
