@@ -13,7 +13,15 @@ import { seedDemo } from "../src/demo/demo.service.js";
 import { insertRows } from "../src/sync/sync.repository.js";
 import { FACTORIES } from "./support/factories.js";
 import { parseListQuery } from "../src/lists/list.query.js";
-import { lateRangeOf, lateRangeQuery, pageQuery, type WindowPlan } from "../src/lists/list.repository.js";
+import {
+  lateRangeOf,
+  lateRangeQuery,
+  newestQuery,
+  newestStored,
+  pageQuery,
+  windowKeysQuery,
+  type WindowPlan,
+} from "../src/lists/list.repository.js";
 import { needsLateRange } from "../src/lists/list.service.js";
 import { assumedLateRange, WINDOW_FIRST_BOUND } from "../src/lists/window.js";
 import { listOrder } from "../src/lists/list.shape.js";
@@ -204,20 +212,24 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
       return details;
     };
     /**
-     * A window in name order has two plans (WINDOW_FIRST_BOUND): the name index, and the
-     * window's own rows, which it sorts by name (the one plan allowed to sort: its rows are
-     * counted first, in the walk's first page's statement, checked here too, and at most the bound).
+     * A window in name order has two plans for a walk's later pages: the name index, and the
+     * window's keys (lists/window-keys.ts), whose pages sort by name the rows they read by id and
+     * those stored since (the one later page allowed to sort). The walk's first page picks in its
+     * own statement, checked with the keys: it may read the window's own rows and sort them, at
+     * most WINDOW_FIRST_BOUND of them, which it counts first; the keys' statement sorts them too,
+     * at most WINDOW_KEYS_BOUND.
      */
     let unrunChecked = 0;
-    const checkedPlan = async (collection: Collection, text: string, statistics: string, windowFirst = false) => {
+    const checkedPlan = async (collection: Collection, text: string, statistics: string, byKeys = false) => {
       const query = parseListQuery(collection, text);
-      const title = `${collection.name}?${text} ${statistics}${windowFirst ? ", the window's rows sorted" : ""}`;
+      const title = `${collection.name}?${text} ${statistics}${byKeys ? ", by the window's keys" : ""}`;
       // PostgreSQL reads a table smaller than the bound as it likes: that reads at most about the bound.
       const { rows: tableRows } = await storage.db.executeQuery<{ n: number }>(
         sql`select count(*) as n from ${sql.table(collection.table)}`.compile(storage.db),
       );
-      const anyPlan = windowFirst && ENGINE === "postgres" && Number(tableRows[0]?.n) <= WINDOW_FIRST_BOUND;
-      const sorts = anyPlan ? Infinity : windowFirst ? 2 : 0;
+      const anyPlan = byKeys && ENGINE === "postgres" && Number(tableRows[0]?.n) <= WINDOW_FIRST_BOUND;
+      // A page by the window's keys sorts what it read; PostgreSQL reads the ids by a bitmap too.
+      const sorts = anyPlan ? Infinity : byKeys ? (ENGINE === "postgres" ? 2 : 1) : 0;
       // A window that must first find where the tenant's late rows lie: that probe is checked too.
       let probed: WindowPlan = {};
       if (needsLateRange(storage.db, collection, query)) {
@@ -225,7 +237,7 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
         await explainChecked(collection, probe, `${title}, the late rows' range`, true);
         probed = lateRangeOf((await storage.db.executeQuery(probe)).rows[0]);
       }
-      const plan: WindowPlan = { ...probed, windowFirst };
+      let plan: WindowPlan = windowInNameOrder(collection, text) ? { ...probed, byName: "name-index" } : probed;
       // A window that reaches the present, or one whose tenant's late rows were found before: its
       // first page assumes where the late rows lie and checks it in its own statement
       // (assumedLateRange), as of a fixed day, so that this file does not change with it.
@@ -243,11 +255,23 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
       // end; the count stops at the bound, and PostgreSQL may read an arm that it estimates
       // smaller than the bound whole, by a bitmap scan, and sort it.
       let choosing: { compiled: CompiledQuery; details: string[] } | undefined;
-      if (windowFirst) {
+      let keys: { compiled: CompiledQuery; details: string[] } | undefined;
+      if (byKeys) {
         const compiled = pageQuery(storage.db, collection, keyHash, query, undefined, 21, probed);
-        const countSorts = ENGINE === "postgres" ? Number.MAX_SAFE_INTEGER : sorts + 1;
+        const countSorts = ENGINE === "postgres" ? Number.MAX_SAFE_INTEGER : 3;
         const details = await explainChecked(collection, compiled, `${title}, the first page`, false, anyPlan ? Infinity : countSorts);
         choosing = { compiled, details };
+        // Its window-first plan reads only the rows of the page's name range from the table.
+        for (const index of [`${collection.table}_on_time`, `${collection.table}_late_b1`])
+          expect(details.join(" | "), `${title}: reads rows outside the name range`).toMatch(explainer.checksNameOnEntries(index));
+        const newestCompiled = newestQuery(storage.db, collection, keyHash);
+        await explainChecked(collection, newestCompiled, `${title}, the newest rows`, true);
+        const newest = newestStored((await storage.db.executeQuery(newestCompiled)).rows[0]) ?? 0;
+        const keysCompiled = windowKeysQuery(storage.db, collection, keyHash, query, newest);
+        const keySorts = anyPlan || ENGINE === "postgres" ? Infinity : 1;
+        keys = { compiled: keysCompiled, details: await explainChecked(collection, keysCompiled, `${title}, the keys`, false, keySorts) };
+        const { rows: keyRows } = await storage.db.executeQuery(keysCompiled);
+        plan = { ...probed, byName: { ids: keyRows.slice(0, 21).map((r) => r.id), newest } };
         // The plan the count did not pick is never run: the name index, or the window's own rows.
         const unrun = await explainer.unrun?.(storage, compiled);
         const rows = unrun === undefined ? [] : (await storage.db.executeQuery(compiled)).rows;
@@ -273,12 +297,9 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
       const details = await explainChecked(collection, compiled, title, false, sorts);
       // A page after a cursor reads from the cursor on, not from the start of its filters' range
       // (the window's own rows are read whole, and sorted).
-      if (!windowFirst) expect(details.join(" | "), `${title}: the index range does not start at the cursor`).toMatch(explainer.fromCursor);
-      else {
-        for (const index of [`${collection.table}_on_time`, `${collection.table}_late_b1`])
-          expect(details.join(" | "), `${title}: reads rows outside the name range`).toMatch(explainer.checksNameOnEntries(index));
-      }
-      return { compiled, details, choosing, assumed };
+      // (the window's keys are read by id, and the rows stored since by createdAt).
+      if (!byKeys) expect(details.join(" | "), `${title}: the index range does not start at the cursor`).toMatch(explainer.fromCursor);
+      return { compiled, details, choosing, keys, assumed };
     };
     const windowInNameOrder = (collection: Collection, text: string) => {
       const query = parseListQuery(collection, text);
@@ -305,9 +326,9 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
     for (const collection of COLLECTIONS) {
       lines.push(`## ${collection.name}`, "");
       for (const text of combinations(collection)) {
-        for (const windowFirst of windowInNameOrder(collection, text) ? [false, true] : [false]) {
-          const { compiled, details, choosing, assumed } = await checkedPlan(collection, text, "with statistics", windowFirst);
-          const heading = `### ?${text || "(no filter)"}${windowFirst ? " (a window of at most WINDOW_FIRST_BOUND rows)" : ""}`;
+        for (const byKeys of windowInNameOrder(collection, text) ? [false, true] : [false]) {
+          const { compiled, details, choosing, keys, assumed } = await checkedPlan(collection, text, "with statistics", byKeys);
+          const heading = `### ?${text || "(no filter)"}${byKeys ? " (a later page read by the window's keys)" : ""}`;
           lines.push(heading, "", "```sql", compiled.sql, "```", "", ...details.map((d) => `    ${d}`), "");
           if (choosing !== undefined) {
             lines.push(
@@ -315,6 +336,10 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
               "",
             );
             lines.push("```sql", choosing.compiled.sql, "```", "", ...choosing.details.map((d) => `    ${d}`), "");
+          }
+          if (keys !== undefined) {
+            lines.push(`### ?${text} (the window's keys, read once for a walk's later pages)`, "");
+            lines.push("```sql", keys.compiled.sql, "```", "", ...keys.details.map((d) => `    ${d}`), "");
           }
           if (assumed !== undefined) {
             lines.push(`### ?${text} (a walk's first page, which assumes where the late rows lie and checks it in its own statement)`, "");

@@ -14,7 +14,17 @@ import { sortKey } from "../src/collections/sort-key.js";
 import { parseListQuery } from "../src/lists/list.query.js";
 import { pageQuery } from "../src/lists/list.repository.js";
 import { needsLateRange, probedPlan } from "../src/lists/list.service.js";
-import { EDGE_LEVEL, NAME_INDEX_PAGES, NAME_PROBE_PAGES, SPAN_SHARE, tiles, WINDOW_FIRST_BOUND } from "../src/lists/window.js";
+import {
+  EDGE_LEVEL,
+  KEYS_SHARE,
+  NAME_INDEX_PAGES,
+  NAME_PROBE_PAGES,
+  SPAN_SHARE,
+  tiles,
+  WINDOW_FIRST_BOUND,
+  WINDOW_KEYS_BOUND,
+} from "../src/lists/window.js";
+import { compareCodePoints, KEYS_LATE_BOUND } from "../src/lists/window-keys.js";
 import { hashKey } from "../src/platform/keys.js";
 import { SQLITE } from "../src/storage/engine.js";
 import { withdrawal } from "./support/factories.js";
@@ -608,8 +618,10 @@ describe("time window in name order", () => {
     // for a walk at limit=2: a window that fits in the page is read whole (and has no cursor);
     // else, unless the tenant has a row more than SPAN_SHARE times the window's width before
     // or after it (an on-time row by its createdAt, `now` for all of them; a late row by its
-    // 8-hour bucket; after it only if that is not a day past the present), the name index when its first NAME_PROBE_PAGES pages' worth of entries
-    // show the window at least 1 / NAME_INDEX_PAGES of them; else the count up to WINDOW_FIRST_BOUND.
+    // 8-hour bucket; after it only if that is not a day past the present), the name index when
+    // its first NAME_PROBE_PAGES pages' worth of entries show the window at least 1 / NAME_INDEX_PAGES
+    // of them, its later pages by the window's keys unless they show it 1 / KEYS_SHARE; else the
+    // count up to WINDOW_FIRST_BOUND, the window's own rows within it and the window's keys beyond.
     const take = 3;
     const named = stored
       .filter((r) => sortKey(r.name).startsWith(sortKey("ma")))
@@ -626,8 +638,9 @@ describe("time window in name order", () => {
           ? now < since - wide || (after && now > until + wide)
           : bucket(r.event) < bucket(since - wide) || (after && bucket(r.event) > bucket(until + wide)),
       );
-      if (!spanned && hits >= Math.ceil((take * NAME_PROBE_PAGES) / NAME_INDEX_PAGES)) return { plan: "name-index", by: "probe" };
-      return { plan: rows <= WINDOW_FIRST_BOUND ? "window-first" : "name-index", by: spanned ? "count, with no probe" : "count" };
+      if (!spanned && hits >= Math.ceil((take * NAME_PROBE_PAGES) / KEYS_SHARE)) return { plan: "name-index", by: "probe" };
+      if (!spanned && hits >= Math.ceil((take * NAME_PROBE_PAGES) / NAME_INDEX_PAGES)) return { plan: "window-keys", by: "probe" };
+      return { plan: rows <= WINDOW_FIRST_BOUND ? "window-first" : "window-keys", by: spanned ? "count, with no probe" : "count" };
     };
     const window = (since: number, until: number) => `name=ma&createdSince=${iso(since)}&createdUntil=${iso(until)}`;
     const seen = new Set<string>();
@@ -641,9 +654,166 @@ describe("time window in name order", () => {
     }
     // Each way of picking was taken: the probe (the name index) and the count (the window's
     // rows), after the probe and without it.
-    expect([...seen].sort()).toEqual(["name-index by the probe", "window-first by the count", "window-first by the count, with no probe"]);
+    expect([...seen].sort()).toEqual([
+      "name-index by the probe",
+      "window-first by the count",
+      "window-first by the count, with no probe",
+      "window-keys by the probe",
+    ]);
     // In createdAt order a window of one hour's bucket needs no plan.
     const hour = Math.floor((now - 3 * DAY) / HOUR) * HOUR;
     expect(await planOf(`createdSince=${iso(hour)}&createdUntil=${iso(hour + HOUR - 1)}`)).toBeUndefined();
+  }, 120_000);
+});
+
+describe("a walk of a window in name order by its window's keys", () => {
+  const byName = (a: { key: string; id: string }, b: { key: string; id: string }) =>
+    compareCodePoints(a.key, b.key) || compareCodePoints(a.id, b.id);
+
+  /** Follows a walk page by page at `limit`, calling `between` after each page with what it has read so far. */
+  async function walk(
+    tenant: TestTenant,
+    query: string,
+    limit: number,
+    between: (read: { id: string; key: string }[], plan?: string) => Promise<void>,
+  ) {
+    const read: { id: string; key: string }[] = [];
+    const plans: (string | undefined)[] = [];
+    let cursor: string | null = null;
+    do {
+      const url: string = `/v1/withdrawals?limit=${limit}&${query}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`;
+      const reply: Reply<{ data: { id: string; employeeName: string }[]; cursor: string | null }> = await get(
+        server(),
+        url,
+        tenant.keys.read,
+      );
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+      read.push(...reply.body.data.map((r) => ({ id: r.id, key: sortKey(r.employeeName) })));
+      cursor = reply.body.cursor;
+      plans.push(cursor === null ? undefined : planOfCursor(cursor));
+      await between(read, plans[plans.length - 1]);
+    } while (cursor !== null);
+    return { read, plans };
+  }
+
+  it("returns every record of the window once, with those stored during the walk past its cursor, in code-point order", async () => {
+    const tenant = await newTenant(server());
+    const now = Date.now();
+    // Names whose order by code point is not JavaScript's (an astral letter against U+E000 to U+FFFF), on time and late.
+    const names = ["Ana", "ana \u{1D49C}", "ana \uFFFD", "ana \uE000", "Anabela", "Ananias", "Bruno"];
+    const records = Array.from({ length: 120 }, (_, i) => ({
+      id: `wk-${String(i).padStart(3, "0")}`,
+      name: names[i % names.length]!,
+      event: i % 3 === 0 ? now - 2 * DAY - i * 60_000 : now - i * 60_000,
+    }));
+    const store = (rows: typeof records) =>
+      sync(
+        server(),
+        tenant,
+        "withdrawals",
+        rows.map((r) => withdrawal({ id: r.id, employeeName: r.name, deliveredAt: iso(r.event) })),
+      );
+    // And one record long before the window, so that the first page does not probe the name index but counts (choosingPage).
+    await store([...records, { id: "wk-early", name: "Ana", event: now - 600 * DAY }]);
+    const query = `name=an&createdSince=${iso(now - 3 * DAY)}&createdUntil=${iso(now + HOUR)}`;
+    const inWindow = (r: { event: number }) => r.event >= now - 3 * DAY && r.event <= now + HOUR;
+    const expected = records.filter((r) => inWindow(r) && sortKey(r.name).startsWith("an"));
+    // Stored after the third page: in the window and not (an event before it, and a name out of
+    // the range), on time and late, each name before and after the cursor then.
+    const during = names.flatMap((name, n) =>
+      [now - 30_000, now - 2 * DAY, now - 5 * DAY].map((event, e) => ({ id: `wk-new-${n}-${e}`, name, event })),
+    );
+    let cursorKey: { key: string; id: string } | undefined;
+    const { read, plans } = await walk(tenant, query, 5, async (sofar) => {
+      if (sofar.length !== 15) return;
+      cursorKey = sofar[sofar.length - 1];
+      await store(during);
+    });
+    // The first page counted the window's rows and read them whole; the later pages read its keys.
+    expect(plans[0]).toBe("window-first");
+    expect(plans.slice(1, -1).every((p) => p === "window-keys")).toBe(true);
+    const after = during.filter(
+      (r) => inWindow(r) && sortKey(r.name).startsWith("an") && byName({ key: sortKey(r.name), id: r.id }, cursorKey!) > 0,
+    );
+    const want = [...expected, ...after].map((r) => ({ id: r.id, key: sortKey(r.name) })).sort(byName);
+    const shownAfter = read.slice(15);
+    expect(read.slice(0, 15)).toEqual(
+      expected
+        .map((r) => ({ id: r.id, key: sortKey(r.name) }))
+        .sort(byName)
+        .slice(0, 15),
+    );
+    expect(shownAfter).toEqual(want.filter((r) => byName(r, cursorKey!) > 0));
+  });
+
+  it("reads by the name index a page whose tenant stored more than KEYS_LATE_BOUND late records since its keys, and the keys again after it", async () => {
+    const tenant = await newTenant(server());
+    const now = Date.now();
+    const records = Array.from({ length: 60 }, (_, i) => ({
+      id: `wl-${String(i).padStart(3, "0")}`,
+      event: now - i * 60_000 - (i % 2) * DAY,
+    }));
+    await sync(
+      server(),
+      tenant,
+      "withdrawals",
+      [...records, { id: "wl-early", event: now - 400 * DAY }].map((r) =>
+        withdrawal({ id: r.id, employeeName: `Marta ${r.id}`, deliveredAt: iso(r.event) }),
+      ),
+    );
+    const query = `name=marta&createdSince=${iso(now - 2 * DAY)}&createdUntil=${iso(now + HOUR)}`;
+    // Late records outside the window, more than the bound, stored after the second page.
+    const imported = Array.from({ length: KEYS_LATE_BOUND + 1 }, (_, i) => ({
+      id: `wl-old-${i}`,
+      employeeName: `Marta old ${i}`,
+      deliveredAt: iso(now - 30 * DAY - i * 1000),
+    }));
+    const { read, plans } = await walk(tenant, query, 7, async (sofar) => {
+      if (sofar.length !== 14) return;
+      for (let i = 0; i < imported.length; i += 1000)
+        await sync(
+          server(),
+          tenant,
+          "withdrawals",
+          imported.slice(i, i + 1000).map((r) => withdrawal(r)),
+        );
+    });
+    expect(read.map((r) => r.id)).toEqual(
+      records
+        .map((r) => ({ id: r.id, key: sortKey(`Marta ${r.id}`) }))
+        .sort(byName)
+        .map((r) => r.id),
+    );
+    expect(plans[0]).toBe("window-first");
+    expect(plans.slice(1, -1).every((p) => p === "window-keys")).toBe(true);
+  });
+
+  it("reads the name index when the window holds more than WINDOW_KEYS_BOUND rows", async () => {
+    const tenant = await newTenant(server());
+    const now = Date.now();
+    // A day's window of more rows than the bound, and one record long before it, so that its
+    // first page neither probes nor fits the count: the name index, its later pages by the keys.
+    const records = Array.from({ length: WINDOW_KEYS_BOUND + 1 }, (_, i) => ({
+      id: `wb-${String(i).padStart(5, "0")}`,
+      employeeName: i % 2 === 0 ? "Mara" : "Zoe",
+      deliveredAt: iso(now - HOUR - (i % 1000) * 60_000),
+    }));
+    records.push({ id: "wb-early", employeeName: "Mara", deliveredAt: iso(now - 400 * DAY) });
+    for (let i = 0; i < records.length; i += 1000)
+      await sync(
+        server(),
+        tenant,
+        "withdrawals",
+        records.slice(i, i + 1000).map((r) => withdrawal(r)),
+      );
+    const query = `name=ma&createdSince=${iso(now - DAY)}&createdUntil=${iso(now)}`;
+    const { read, plans } = await walk(tenant, query, 100, async () => undefined);
+    expect(plans[0]).toBe("window-keys");
+    expect(plans.slice(1, -1).every((p) => p === "name-index")).toBe(true);
+    const want = records
+      .filter((r) => r.employeeName === "Mara" && r.id !== "wb-early")
+      .map((r) => r.id)
+      .sort();
+    expect(read.map((r) => r.id)).toEqual(want);
   }, 120_000);
 });

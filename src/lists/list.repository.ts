@@ -11,6 +11,7 @@ import { prefixEnd, sortKey } from "../collections/sort-key.js";
 import type { CursorPosition } from "../platform/cursor.js";
 import { engineOf } from "../storage/engine.js";
 import { QueryTemplates, type Slots } from "../storage/query-template.js";
+import { compareCodePoints, KEYS_LATE_BOUND } from "./window-keys.js";
 import type { Schema } from "../storage/schema.js";
 import type { ListQuery } from "./list.query.js";
 import { LIST_COLUMNS, listOrder, ORDERS, type FilteredQuery, type ListOrder, type ListRow, type RowsQuery } from "./list.shape.js";
@@ -20,6 +21,7 @@ import {
   bucketOf,
   EDGE_LEVEL,
   inLateRowsOrder,
+  KEYS_SHARE,
   lateArm,
   lateRowsArm,
   lateTiles,
@@ -28,12 +30,17 @@ import {
   onTimeArm,
   unorderedValues,
   WINDOW_FIRST_BOUND,
+  WINDOW_KEYS_BOUND,
   windowValues,
   type ArmAUpperBound,
   type LateRange,
 } from "./window.js";
 
-/** A page's row; the first page of a window in name order also carries the plan it picked (choosingPage): 1 for the window's own rows. */
+/**
+ * A page's row; the first page of a window in name order also carries the plan it picked
+ * (choosingPage): 1 for the window's own rows, 0 for the name index, 2 for the name index with
+ * the walk's later pages read from the window's keys.
+ */
 export type PageRow = ListRow & { window_first?: number | string };
 
 const templates = new QueryTemplates<PageRow>();
@@ -56,19 +63,37 @@ export function pageQuery(
   const now = Date.now();
   after ??= order === "created" ? belowNewest(options.newest) : undefined;
   const unordered = order !== "created" && tilesWindow(collection, query);
-  const plan = !unordered ? "" : options.windowFirst === undefined ? "choosing" : options.windowFirst ? "window-first" : "name-index";
-  const window = unordered
-    ? unorderedValues(query, now)
-    : windowValues(query, collection.kind === "transaction" && order === "created", options.late);
+  const byName = options.byName;
+  const plan = !unordered ? "" : byName === undefined ? "choosing" : byName === "name-index" ? byName : "keys";
+  const window =
+    plan === "keys"
+      ? windowValues(query, false)
+      : unordered
+        ? unorderedValues(query, now)
+        : windowValues(query, collection.kind === "transaction" && order === "created", options.late);
   const values = pageValues(keyHash, now, query, after, window);
   if (options.assumed === true && options.late !== undefined && order === "created") Object.assign(values, assumedValues(options.late));
+  if (typeof byName === "object") {
+    values.keysNewest = byName.newest;
+    for (let i = 0; i < take; i += 1) values[`k${i}`] = byName.ids[i] ?? null;
+  }
   const upper = armAUpperBound(query, after);
   const shape = [collection.name, order, take, upper, plan, ...Object.keys(values)].join(":");
   return templates.fill(db, shape, values, (slots) => {
     if (plan === "choosing") return choosingPage(db, collection, slots, take);
-    if (plan === "window-first") return windowFirstPage(db, collection, slots, sql.lit(take));
+    if (plan === "keys") return keysPage(db, collection, slots, take);
     return buildPage(db, collection, order, slots, take, upper);
   });
+}
+
+/**
+ * A later page of a walk in name order read from its window's keys (lists/window-keys.ts): the
+ * ids that follow its cursor there. Its rows come in no order: see sortedByName.
+ */
+export interface KeysPage {
+  ids: string[];
+  /** The tenant's newest createdAt when the keys were read: the page reads the window's rows stored since too. */
+  newest: number;
 }
 
 /** How a page reads its time window, decided before its query (list.service.ts). */
@@ -81,11 +106,12 @@ export interface WindowPlan {
    */
   assumed?: boolean;
   /**
-   * In name order, read the window's own rows and sort them (see WINDOW_FIRST_BOUND), or read
-   * the name index (false); undefined: count the window's rows first, in the same statement
-   * (choosingPage), whose rows then carry the plan it picked as `window_first`.
+   * In name order, how a walk's later page reads its window: by the name index, or by the
+   * window's keys that follow its cursor (KeysPage). Undefined for a walk's first page, which
+   * picks in its own statement (choosingPage), whose rows then carry the plan it picked as
+   * `window_first`.
    */
-  windowFirst?: boolean;
+  byName?: "name-index" | KeysPage;
   /**
    * The createdAt of the tenant's newest row when `late` was found (null: it had none). A first
    * page reads no row stored since: its tiling, narrowed to where late rows lay, could miss a
@@ -264,14 +290,140 @@ function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, l
     .orderBy("p.id");
 }
 
+/** A window's key in name order, as windowKeysQuery reads it, with how many entries it read. */
+export interface WindowKeyRow {
+  id: string;
+  name_key: string;
+  n: number | string;
+}
+
+const keyLists = new QueryTemplates<WindowKeyRow>();
+
+/**
+ * The ids and names of a window's rows in the query's name range stored up to `newest` (the
+ * tenant's newest createdAt as newestQuery found it), in name order (lists/window-keys.ts), read
+ * from at most WINDOW_KEYS_BOUND + 1 of the window's index entries, whatever their names (each
+ * row carries how many it read: more than the bound, and the keys are not all there). No rows
+ * when the key is unknown, revoked or lacks the `read` scope.
+ */
+export function windowKeysQuery(
+  db: Kysely<Schema>,
+  collection: Collection,
+  keyHash: string,
+  query: ListQuery,
+  newest: number,
+): CompiledQuery<WindowKeyRow> {
+  const now = Date.now();
+  const values = { ...pageValues(keyHash, now, query, undefined, unorderedValues(query, now)), keysNewest: newest };
+  return keyLists.fill(db, [collection.name, "window-keys", ...Object.keys(values)].join(":"), values, (s) => {
+    const table = collection.table as "withdrawals";
+    const rows = () =>
+      db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s)).where("created_at", "<=", s.keysNewest).select(["id", "name_key"]);
+    const arms = unorderedArms(s, rows);
+    const beyond = sql.lit(WINDOW_KEYS_BOUND + 1);
+    const entries = engineOf(db).mergesOrderedUnion
+      ? sql`${unionAll(arms).limit(beyond)}`
+      : sql`(${sql.join(
+          inIndexOrder(arms).map((arm) => sql`(${arm.limit(beyond)})`),
+          sql` union all `,
+        )})`;
+    const inRange = inPage({ nameLow: s.nameLow, nameHigh: s.nameHigh }, sql`name_key`, sql`id`);
+    const where = inRange.length === 0 ? sql`` : sql` where ${sql.join(inRange, sql` and `)}`;
+    const query = sql<WindowKeyRow>`with e as materialized ${entries} select id, name_key, (select count(*) from e) as n from e${where} order by name_key, id`;
+    return { compile: () => query.compile(db) as CompiledQuery<WindowKeyRow> };
+  });
+}
+
+export interface NewestRow {
+  newest_on_time: number | string | null;
+  newest_late: number | string | null;
+}
+
+const newestRows = new QueryTemplates<NewestRow>();
+
+/** The createdAt of the newest row on time and late of the key's tenant's list (lateRangeQuery finds them too): see newestStored. */
+export function newestQuery(db: Kysely<Schema>, collection: Collection, keyHash: string): CompiledQuery<NewestRow> {
+  return newestRows.fill(db, `${collection.name}:newest`, { keyHash, now: Date.now() }, (s) =>
+    db.selectNoFrom([
+      newestRowQuery(db, collection, s, "is").as("newest_on_time"),
+      newestRowQuery(db, collection, s, "is not").as("newest_late"),
+    ]),
+  );
+}
+
+/** The createdAt of the tenant's newest row on time (`is` null) or late, each from its index by createdAt. */
+function newestRowQuery(db: Kysely<Schema>, collection: Collection, s: Slots, late: "is" | "is not") {
+  return db
+    .selectFrom(collection.table as "withdrawals")
+    .select("created_at")
+    .where("tenant_id", "=", tenantOfKey(db, s))
+    .where("late_event_at", late, null)
+    .orderBy("created_at", "desc")
+    .limit(sql.lit(1));
+}
+
+/** A keysPage's rows in name order, as the database orders them, the first `take`. */
+export function sortedByName<R extends ListRow>(rows: R[], take: number): R[] {
+  return rows.sort((a, b) => compareCodePoints(a.name_key, b.name_key) || compareCodePoints(a.id, b.id)).slice(0, take);
+}
+
+/**
+ * A later page of a walk in name order from its window's keys (KeysPage): the rows of the ids
+ * that follow its cursor there, by primary key, and the window's rows in the page's name range
+ * stored since the keys were read, by createdAt (on time from the index of on-time rows within
+ * arm A's range, late from the late rows' index by createdAt, their event date checked on the
+ * row), in no order: the caller sorts them (sortedByName). A tenant that stored more than KEYS_LATE_BOUND late rows since (an
+ * import) would make every page read them all: the page then holds no row
+ * (list.service.ts reads the keys again).
+ */
+function keysPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<ListRow> {
+  const table = collection.table as "withdrawals";
+  const lateSince = db
+    .selectFrom(`${table} as v`)
+    .select(sql.lit(1).as("one"))
+    .where("v.tenant_id", "=", sql.ref<number>("api_keys.tenant_id"))
+    .where("v.late_event_at", "is not", null)
+    .where("v.created_at", ">", s.keysNewest)
+    .orderBy("v.created_at")
+    .limit(sql.lit(KEYS_LATE_BOUND + 1));
+  const reader = tenantOfKey(db, s).where(sql<SqlBool>`(select count(*) from (${lateSince}) as since) <= ${sql.lit(KEYS_LATE_BOUND)}`);
+  const tenant = sql<number>`(select tenant_id from reader)`;
+  const rows = () => db.selectFrom(table).where("tenant_id", "=", tenant).select(LIST_COLUMNS);
+  const ids = Array.from({ length: take }, (_, i) => s[`k${i}`] as string);
+  // The name range and cursor kept from choosing the name index (Engine.hidesFromIndex), as in windowRows.
+  const { hidesFromIndex } = engineOf(db);
+  const [nameKey, id] = hidesFromIndex ? [sql<string>`+name_key`, sql<string>`+id`] : [sql<string>`name_key`, sql<string>`id`];
+  const since = (q: RowsQuery) => inPage(s, nameKey, id).reduce((arm, term) => arm.where(term), q.where("created_at", ">", s.keysNewest));
+  let late = since(rows()).where("late_event_at", "is not", null);
+  if (s.since !== undefined) late = late.where("late_event_at", ">=", s.since);
+  if (s.until !== undefined) late = late.where("late_event_at", "<=", s.until);
+  const arms = [rows().where("id", "in", ids), onTimeArm(since(rows()), s, s.until === undefined ? "none" : "until"), late];
+  // The arms of rows stored since in their index's order, which with sorts disabled PostgreSQL
+  // reads by that index (inIndexOrder). The ids are not: in id order it reads the tenant's whole
+  // primary key range, checking each entry against the list; in none, a bitmap of their entries.
+  const union = engineOf(db).mergesOrderedUnion
+    ? sql`${unionAll(arms)}`
+    : sql`(${sql.join(
+        arms.map((arm, i) => sql`(${i === 0 ? arm : arm.orderBy("created_at").orderBy("id")})`),
+        sql` union all `,
+      )})`;
+  // In no order: sorted, SQLite would read each arm in name order by the name index instead, and
+  // the few rows are sorted for less by the caller (sortedByName).
+  const query = sql<ListRow>`with reader as materialized ${reader} select * from ${union} as page`;
+  return { compile: () => query.compile(db) as CompiledQuery<ListRow> };
+}
+
 /**
  * A page of a window in name order that chooses its own plan, for a walk's first page. A window
  * that fits in the page is read whole, found by counting it up to `take` (windowCount).
  * Otherwise, unless the tenant's rows span the window many times over (spansWider), the name
  * index's first NAME_PROBE_PAGES pages' worth of entries are read: when enough of the window's
  * rows lie among them (probeHits: a window that holds a large share of the tenant's rows), the
- * name index serves every page from a bounded number of entries. Otherwise the window's rows
- * are counted up to WINDOW_FIRST_BOUND, and the count picks. Each plan is a branch whose limit
+ * name index serves every page from a bounded number of entries, and the walk's later pages
+ * read the window's keys (KEYS_SHARE) unless its share is larger still (keysHits). Otherwise
+ * the window's rows are counted up to WINDOW_FIRST_BOUND: the window's own rows when the count
+ * stays within it, else the name index, the later pages by the window's keys (2 in
+ * `window_first`; WINDOW_KEYS_BOUND decides). Each plan is a branch whose limit
  * is the page's for the plan picked and 0 for the other, and a limit of 0 ends a branch before
  * it reads anything (a condition in a WHERE did not, on SQLite: it read the window's own rows
  * even for a year's window); a `case` reads no more than it needs of the three. The counts read
@@ -280,15 +432,17 @@ function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, l
  * Each row carries the plan picked (`window_first`), which the walk's cursors keep.
  */
 function choosingPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<PageRow> {
-  const limitIf = (windowFirst: 0 | 1) =>
-    sql<number>`(select case when window_first = ${sql.lit(windowFirst)} then ${sql.lit(take)} else 0 end from picked)`;
-  const small = windowFirstPage(db, collection, s, limitIf(1));
-  const large = sortedPage(db, collection, "name", s, limitIf(0));
+  const limitIf = (windowFirst: boolean) =>
+    sql<number>`(select case when window_first ${sql.raw(windowFirst ? "=" : "<>")} 1 then ${sql.lit(take)} else 0 end from picked)`;
+  const small = windowFirstPage(db, collection, s, limitIf(true));
+  const large = sortedPage(db, collection, "name", s, limitIf(false));
   const probe = nameIndexProbe(db, collection, s, take);
   const countedTo = (bound: number) => sql`(select n from (${windowCount(db, collection, s, bound)}) as counted) <= ${sql.lit(bound)}`;
   // A window that the tenant's rows span many times over skips the probe, which would not find it a share.
   const probed = s.spanBefore === undefined ? sql`(${probe})` : sql`case when ${spansWider(db, collection, s)} then 0 else (${probe}) end`;
-  const pick = sql`select case when ${countedTo(take)} then 1 when ${probed} >= ${sql.lit(probeHits(take))} then 0 when ${countedTo(WINDOW_FIRST_BOUND)} then 1 else 0 end as window_first`;
+  // The probe's hits are read once, in a subquery of one row, and compared twice.
+  const byHits = sql`select case when hits >= ${sql.lit(keysHits(take))} then 0 when hits >= ${sql.lit(probeHits(take))} then 2 when ${countedTo(WINDOW_FIRST_BOUND)} then 1 else 2 end from (select ${probed} as hits) as probe`;
+  const pick = sql`select case when ${countedTo(take)} then 1 else (${byHits}) end as window_first`;
   const query = sql<PageRow>`with picked as materialized (${pick}) select chosen.*, (select window_first from picked) as window_first from (select * from (${small}) as small union all select * from (${large}) as large) as chosen order by name_key, id`;
   return { compile: () => query.compile(db) as CompiledQuery<PageRow> };
 }
@@ -321,9 +475,11 @@ function spansWider(db: Kysely<Schema>, collection: Collection, s: Slots): RawBu
 
 /** How many of the window's rows among the probe's entries show it a share of at least 1 / NAME_INDEX_PAGES. */
 const probeHits = (take: number) => Math.ceil((take * NAME_PROBE_PAGES) / NAME_INDEX_PAGES);
+/** How many show it a share of at least 1 / KEYS_SHARE, which the name index serves on every page. */
+const keysHits = (take: number) => Math.ceil((take * NAME_PROBE_PAGES) / KEYS_SHARE);
 
 /**
- * How many of the window's rows, up to probeHits, lie among the first `take` x NAME_PROBE_PAGES
+ * How many of the window's rows, up to keysHits, lie among the first `take` x NAME_PROBE_PAGES
  * entries of the name index in the page's name range: the entries are read in the index's order,
  * the event date checked on each.
  */
@@ -337,7 +493,7 @@ function nameIndexProbe(db: Kysely<Schema>, collection: Collection, s: Slots, ta
   const inWindow: RawBuilder<SqlBool>[] = [];
   if (s.since !== undefined) inWindow.push(sql`event_at >= ${s.since}`);
   if (s.until !== undefined) inWindow.push(sql`event_at <= ${s.until}`);
-  return sql<number>`select count(*) from (select 1 from (${entries}) as entries where ${sql.join(inWindow, sql` and `)} limit ${sql.lit(probeHits(take))}) as found`;
+  return sql<number>`select count(*) from (select 1 from (${entries}) as entries where ${sql.join(inWindow, sql` and `)} limit ${sql.lit(keysHits(take))}) as found`;
 }
 
 /**
@@ -412,29 +568,26 @@ export function lateRangeQuery(db: Kysely<Schema>, collection: Collection, keyHa
       lateRows()
         .select((eb) => (direction === "asc" ? eb.fn.min("late_event_at") : eb.fn.max("late_event_at")).as("at"))
         .where(bucket, "=", lateRows().select(bucket.as("bucket")).orderBy(bucket, direction).limit(sql.lit(1)));
-    const newest = (late: "is" | "is not") =>
-      db
-        .selectFrom(table)
-        .select("created_at")
-        .where("tenant_id", "=", tenantOfKey(db, s))
-        .where("late_event_at", late, null)
-        .orderBy("created_at", "desc")
-        .limit(sql.lit(1));
     return db.selectNoFrom([
       extreme("asc").as("low"),
       extreme("desc").as("high"),
-      newest("is").as("newest_on_time"),
-      newest("is not").as("newest_late"),
+      newestRowQuery(db, collection, s, "is").as("newest_on_time"),
+      newestRowQuery(db, collection, s, "is not").as("newest_late"),
     ]);
   });
 }
 
 /** What a late-range probe found: the event dates of the late rows, inclusive (null: no late rows), and the newest createdAt. */
 export function lateRangeOf(row: LateRangeRow | undefined): Pick<WindowPlan, "late" | "newest"> {
-  const stored = [row?.newest_on_time, row?.newest_late].filter((at) => at !== null && at !== undefined).map(Number);
-  const newest = stored.length === 0 ? null : Math.max(...stored);
+  const newest = newestStored(row);
   if (row === undefined || row.low === null || row.high === null) return { late: null, newest };
   return { late: { low: Number(row.low), high: Number(row.high) }, newest };
+}
+
+/** The createdAt of the tenant's newest row, on time or late, that a probe found (null: it has none). */
+export function newestStored(row: NewestRow | undefined): number | null {
+  const stored = [row?.newest_on_time, row?.newest_late].filter((at) => at !== null && at !== undefined).map(Number);
+  return stored.length === 0 ? null : Math.max(...stored);
 }
 
 /** How a statement's arms name the reader's tenant, and what the statement must begin with for it. */

@@ -7,23 +7,40 @@ import type { Kysely } from "kysely";
 import type { Collection } from "../collections/define.js";
 import { toApiJson } from "../collections/record.js";
 import { BoundedMap } from "../platform/bounded-map.js";
-import type { CursorCodec } from "../platform/cursor.js";
+import type { CursorCodec, CursorPosition } from "../platform/cursor.js";
 import { checkCursorTenant, openCursor, pageOf, type PagedList } from "../platform/pager.js";
 import { engineOf } from "../storage/engine.js";
 import type { Schema } from "../storage/schema.js";
 import { parseListQuery, type ListQuery } from "./list.query.js";
-import { lateRangeOf, lateRangeQuery, pageQuery, tilesWindow, type WindowPlan } from "./list.repository.js";
+import {
+  lateRangeOf,
+  lateRangeQuery,
+  newestQuery,
+  newestStored,
+  pageQuery,
+  sortedByName,
+  tilesWindow,
+  windowKeysQuery,
+  type WindowPlan,
+} from "./list.repository.js";
 import { listOrder, positionOf, type ListOrder, type ListRow } from "./list.shape.js";
-import { assumedLateRange, lateProbes, needsLateRange as windowNeedsLateRange, type LateRange } from "./window.js";
+import { idsAfter, windowKeys } from "./window-keys.js";
+import { assumedLateRange, lateProbes, needsLateRange as windowNeedsLateRange, WINDOW_KEYS_BOUND, type LateRange } from "./window.js";
 
 /** Whether the page reads late rows by bucket over a span it first narrows to the tenant's: only in createdAt order. */
 export function needsLateRange(db: Kysely<Schema>, collection: Collection, query: ListQuery): boolean {
   return tilesWindow(collection, query) && listOrder(query) === "created" && windowNeedsLateRange(query, engineOf(db).armsPerQuery);
 }
 
-/** How a window in name order is read (see WINDOW_FIRST_BOUND), as the walk's cursors carry it. */
+/**
+ * How a walk of a window in name order reads its later pages, as its cursors carry it: by the
+ * name index, or by the window's keys (window-keys.ts). The first page says which, and how it
+ * read its own rows: the window's (`window-first`) or the name index's (`window-keys`).
+ */
 const WINDOW_FIRST = "window-first";
+const WINDOW_KEYS = "window-keys";
 const NAME_INDEX = "name-index";
+const PICKED = [NAME_INDEX, WINDOW_FIRST, WINDOW_KEYS];
 
 /**
  * Where a walk's late rows lie, as its cursors carry it in createdAt order: `late:<low>,<high>`
@@ -49,11 +66,11 @@ function cursorOfLate(late: LateRange | null): string {
  * found, or for a window that reaches the present its end) and checked by the page itself
  * (assumedLateRange). A window that needs no range is narrowed too when a range assumed costs
  * fewer probes than its own span's tiling, its check included (lateProbes): a tenant with few or
- * no late rows then reads none of the buckets where it has none. In name order: whether the
- * window is small enough to be read whole (WINDOW_FIRST_BOUND), which a walk's first page finds
- * out in its own statement (choosingPage); neither plan needs the range, as neither reads in
- * createdAt order. What a first page found, its cursors carry (`chosen`), so that every page of a
- * walk reads by one plan.
+ * no late rows then reads none of the buckets where it has none. In name order: which plan the
+ * walk takes, which its first page finds out in its own statement (choosingPage); a later page
+ * by the window's keys asks keysPlan instead. No plan in name order needs the range, as none
+ * reads in createdAt order. What a first page found, its cursors carry (`chosen`), so that every
+ * page of a walk reads by one plan.
  */
 export async function windowPlan(
   db: Kysely<Schema>,
@@ -63,8 +80,7 @@ export async function windowPlan(
   chosen?: string,
 ): Promise<WindowPlan> {
   if (!tilesWindow(collection, query)) return {};
-  if (listOrder(query) !== "created")
-    return chosen === WINDOW_FIRST || chosen === NAME_INDEX ? { windowFirst: chosen === WINDOW_FIRST } : {};
+  if (listOrder(query) !== "created") return chosen === NAME_INDEX ? { byName: NAME_INDEX } : {};
   const carried = lateOfCursor(chosen);
   if (carried !== undefined) return { late: carried };
   const seen = lateRangesSeen.get(seenKey(keyHash, collection));
@@ -120,9 +136,44 @@ function withinRange({ since, until }: ListQuery, range: LateRange | null | unde
   return range !== undefined && range !== null && since !== undefined && until !== undefined && since >= range.low && until <= range.high;
 }
 
+/** What a walk's window keys are kept by: the reader's key, the list, the window and the name. */
+const walkOf = (keyHash: string, collection: Collection, query: ListQuery) =>
+  [keyHash, collection.name, query.since, query.until, query.name].join("|");
+
+/**
+ * The KeysPage of a walk's later page in name order that reads its window's keys (read now if
+ * this process has none kept), or the name index when the window has too many rows to keep
+ * their keys (WINDOW_KEYS_BOUND).
+ */
+async function keysPlan(
+  db: Kysely<Schema>,
+  collection: Collection,
+  keyHash: string,
+  query: ListQuery,
+  position: CursorPosition,
+): Promise<WindowPlan> {
+  const walk = walkOf(keyHash, collection, query);
+  const now = Date.now();
+  let keys = windowKeys.get(walk, now);
+  if (keys === undefined) {
+    // As of the tenant's newest row: the rows stored since are the page's to read.
+    const newest = newestStored((await db.executeQuery(newestQuery(db, collection, keyHash))).rows[0]);
+    const { rows } = newest === null ? { rows: [] } : await db.executeQuery(windowKeysQuery(db, collection, keyHash, query, newest));
+    const first = rows[0];
+    if (newest === null || first === undefined || Number(first.n) > WINDOW_KEYS_BOUND) {
+      windowKeys.delete(walk);
+      return { byName: NAME_INDEX };
+    }
+    keys = { newest, names: rows.map((r) => r.name_key), ids: rows.map((r) => r.id), readAt: now };
+    windowKeys.set(walk, keys);
+  }
+  return { byName: { ids: idsAfter(keys, position, query.limit + 1), newest: keys.newest } };
+}
+
 /** What a page's cursor carries of how it was read, for the next page to read by too. */
-function cursorPlan(plan: WindowPlan, order: ListOrder): string | undefined {
-  if (plan.windowFirst !== undefined) return plan.windowFirst ? WINDOW_FIRST : NAME_INDEX;
+function cursorPlan(plan: WindowPlan, order: ListOrder, picked: unknown): string | undefined {
+  if (picked !== undefined) return PICKED[Number(picked)];
+  if (plan.byName !== undefined) return plan.byName === NAME_INDEX ? NAME_INDEX : WINDOW_KEYS;
   return order === "created" && plan.late !== undefined ? cursorOfLate(plan.late) : undefined;
 }
 
@@ -153,18 +204,31 @@ export async function listPage(
     await reader.tenantOfKey();
     throw error;
   }
-  let plan = await windowPlan(db, collection, reader.keyHash, query, opened?.plan);
-  const readPage = () => db.executeQuery(pageQuery(db, collection, reader.keyHash, query, opened?.position, query.limit + 1, plan));
+  const position = opened?.position;
+  const byKeys =
+    position !== undefined && (opened?.plan === WINDOW_FIRST || opened?.plan === WINDOW_KEYS) && tilesWindow(collection, query);
+  let plan = byKeys
+    ? await keysPlan(db, collection, reader.keyHash, query, position)
+    : await windowPlan(db, collection, reader.keyHash, query, opened?.plan);
+  const readPage = async (by = plan) => {
+    const read = await db.executeQuery(pageQuery(db, collection, reader.keyHash, query, position, query.limit + 1, by));
+    return typeof by.byName === "object" ? { rows: sortedByName([...read.rows], query.limit + 1) } : read;
+  };
   let { rows } = await readPage();
   // A page that assumed where the late rows lie holds none when one lies outside that (or when
-  // its window is empty): it is read again by the range a query finds.
+  // its window is empty): it is read again by the range a query finds. A later page from its
+  // window's keys, which always holds a row (the one that showed the page to come), holds none
+  // when too many late rows were stored since (keysPage) or when the key is no good: it is read
+  // by the name index, and the next page reads the keys again.
   if (rows.length === 0 && plan.assumed === true) {
     plan = await probedPlan(db, collection, reader.keyHash);
     ({ rows } = await readPage());
+  } else if (rows.length === 0 && typeof plan.byName === "object") {
+    windowKeys.delete(walkOf(reader.keyHash, collection, query));
+    ({ rows } = await readPage({ byName: NAME_INDEX }));
   }
   // A walk's first page in name order chose its plan in its own statement (choosingPage).
   const picked = rows[0]?.window_first;
-  const read = picked === undefined ? plan : { ...plan, windowFirst: Number(picked) === 1 };
   const tenantId = rows[0]?.tenant_id ?? (await reader.tenantOfKey());
   if (opened !== undefined) checkCursorTenant(opened, tenantId);
   const order = listOrder(query);
@@ -173,7 +237,7 @@ export async function listPage(
     list: collection.name,
     filterKey: query.filterKey,
     positionOf: (row) => positionOf(row, order),
-    plan: cursorPlan(read, order),
+    plan: cursorPlan(plan, order, picked),
   };
   const page = pageOf(cursors, tenantId, paged, rows, query.limit);
   const cursor = page.cursor === null ? "null" : JSON.stringify(page.cursor);

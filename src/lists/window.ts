@@ -63,6 +63,17 @@ export const NAME_INDEX_PAGES = 80;
  * name index (NAME_INDEX_PAGES, with room for rows spread unevenly).
  */
 export const SPAN_SHARE = 2 * NAME_INDEX_PAGES;
+/**
+ * A walk in name order whose window the name index serves slowly reads its later pages from
+ * the window's keys instead (lists/window-keys.ts): the ids and names of the window's rows in
+ * the page's name range, sorted once, read from at most this many of the window's index
+ * entries (a window with more is left to the name index). A walk is taken so when its first
+ * page read the window's own rows, when the name index's first entries showed the window
+ * less than 1 / KEYS_SHARE of them, and when the count found it more than WINDOW_FIRST_BOUND
+ * rows (a tenant whose rows span it many times over).
+ */
+export const WINDOW_KEYS_BOUND = 20_000;
+export const KEYS_SHARE = 20;
 const TOP = BUCKET_LEVELS_MS.length - 1;
 
 /** A late row's bucket at a level, as the indexes write it: the divisor is a literal, never a parameter. */
