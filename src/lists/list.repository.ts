@@ -21,7 +21,6 @@ import {
   bucketOf,
   EDGE_LEVEL,
   inLateRowsOrder,
-  KEYS_SHARE,
   lateArm,
   lateRowsArm,
   lateTiles,
@@ -290,21 +289,25 @@ function windowFirstPage(db: Kysely<Schema>, collection: Collection, s: Slots, l
     .orderBy("p.id");
 }
 
-/** A window's key in name order, as windowKeysQuery reads it, with how many entries it read. */
-export interface WindowKeyRow {
-  id: string;
-  name_key: string;
+/**
+ * A window's keys as windowKeysQuery reads them: how many rows it counted in the window, and the
+ * keys in the name range as a JSON array of `[name_key, id]` in name order (null: too many rows
+ * to read them; text or already parsed, as the driver gives it).
+ */
+export interface WindowKeysRow {
   n: number | string;
+  keys: string | [string, string][] | null;
 }
 
-const keyLists = new QueryTemplates<WindowKeyRow>();
+const keyLists = new QueryTemplates<WindowKeysRow>();
 
 /**
  * The ids and names of a window's rows in the query's name range stored up to `newest` (the
- * tenant's newest createdAt as newestQuery found it), in name order (lists/window-keys.ts), read
- * from at most WINDOW_KEYS_BOUND + 1 of the window's index entries, whatever their names (each
- * row carries how many it read: more than the bound, and the keys are not all there). No rows
- * when the key is unknown, revoked or lacks the `read` scope.
+ * tenant's newest createdAt as newestQuery found it), in name order (lists/window-keys.ts), the
+ * name checked on the index entries; read only when the window's rows, whatever their names,
+ * count no more than WINDOW_KEYS_BOUND (windowCount, first). As one row, a JSON array: a driver
+ * takes it for less than a row a key. No keys when the key is unknown, revoked or lacks the
+ * `read` scope (a count of 0).
  */
 export function windowKeysQuery(
   db: Kysely<Schema>,
@@ -312,25 +315,34 @@ export function windowKeysQuery(
   keyHash: string,
   query: ListQuery,
   newest: number,
-): CompiledQuery<WindowKeyRow> {
+): CompiledQuery<WindowKeysRow> {
   const now = Date.now();
   const values = { ...pageValues(keyHash, now, query, undefined, unorderedValues(query, now)), keysNewest: newest };
   return keyLists.fill(db, [collection.name, "window-keys", ...Object.keys(values)].join(":"), values, (s) => {
     const table = collection.table as "withdrawals";
+    const { hidesFromIndex, jsonArrays } = engineOf(db);
+    // The name range kept from choosing the name index, as in windowRows.
+    const [nameKey, id] = hidesFromIndex ? [sql<string>`+name_key`, sql<string>`+id`] : [sql<string>`name_key`, sql<string>`id`];
+    const inRange = inPage({ nameLow: s.nameLow, nameHigh: s.nameHigh }, nameKey, id);
+    // Stored up to `newest`, checked on the entries: as an index bound, SQLite (which takes one a
+    // side, combinesRangeBounds) would read from the window's start up to then.
+    const createdAt = hidesFromIndex ? sql<number>`+created_at` : sql<number>`created_at`;
     const rows = () =>
-      db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s)).where("created_at", "<=", s.keysNewest).select(["id", "name_key"]);
+      [...inRange, sql<SqlBool>`${createdAt} <= ${s.keysNewest}`]
+        .reduce((q, term) => q.where(term), db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s)))
+        .select(["id", "name_key"]);
     const arms = unorderedArms(s, rows);
-    const beyond = sql.lit(WINDOW_KEYS_BOUND + 1);
-    const entries = engineOf(db).mergesOrderedUnion
-      ? sql`${unionAll(arms).limit(beyond)}`
+    const entries = hidesFromIndex
+      ? sql`${unionAll(arms)}`
       : sql`(${sql.join(
-          inIndexOrder(arms).map((arm) => sql`(${arm.limit(beyond)})`),
+          inIndexOrder(arms).map((arm) => sql`(${arm})`),
           sql` union all `,
         )})`;
-    const inRange = inPage({ nameLow: s.nameLow, nameHigh: s.nameHigh }, sql`name_key`, sql`id`);
-    const where = inRange.length === 0 ? sql`` : sql` where ${sql.join(inRange, sql` and `)}`;
-    const query = sql<WindowKeyRow>`with e as materialized ${entries} select id, name_key, (select count(*) from e) as n from e${where} order by name_key, id`;
-    return { compile: () => query.compile(db) as CompiledQuery<WindowKeyRow> };
+    const keys = sql`select ${sql.raw(jsonArrays.aggregate)}(${sql.raw(jsonArrays.of)}(name_key, id) order by name_key, id) from ${entries} as k`;
+    const counted = windowCount(db, collection, s, WINDOW_KEYS_BOUND);
+    // Materialized: inlined, PostgreSQL would count twice, once for each `n`.
+    const query = sql<WindowKeysRow>`with counted as materialized (${counted}) select n, case when n <= ${sql.lit(WINDOW_KEYS_BOUND)} then (${keys}) end as keys from counted`;
+    return { compile: () => query.compile(db) as CompiledQuery<WindowKeysRow> };
   });
 }
 
@@ -420,7 +432,8 @@ function keysPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: nu
  * index's first NAME_PROBE_PAGES pages' worth of entries are read: when enough of the window's
  * rows lie among them (probeHits: a window that holds a large share of the tenant's rows), the
  * name index serves every page from a bounded number of entries, and the walk's later pages
- * read the window's keys (KEYS_SHARE) unless its share is larger still (keysHits). Otherwise
+ * read the window's keys if the tenant's rows span a bounded window more than KEYS_SHARE times
+ * over (spansWider), where the engine finds that worth it (Engine.keysForSmallShares). Otherwise
  * the window's rows are counted up to WINDOW_FIRST_BOUND: the window's own rows when the count
  * stays within it, else the name index, the later pages by the window's keys (2 in
  * `window_first`; WINDOW_KEYS_BOUND decides). Each plan is a branch whose limit
@@ -439,25 +452,28 @@ function choosingPage(db: Kysely<Schema>, collection: Collection, s: Slots, take
   const probe = nameIndexProbe(db, collection, s, take);
   const countedTo = (bound: number) => sql`(select n from (${windowCount(db, collection, s, bound)}) as counted) <= ${sql.lit(bound)}`;
   // A window that the tenant's rows span many times over skips the probe, which would not find it a share.
-  const probed = s.spanBefore === undefined ? sql`(${probe})` : sql`case when ${spansWider(db, collection, s)} then 0 else (${probe}) end`;
-  // The probe's hits are read once, in a subquery of one row, and compared twice.
-  const byHits = sql`select case when hits >= ${sql.lit(keysHits(take))} then 0 when hits >= ${sql.lit(probeHits(take))} then 2 when ${countedTo(WINDOW_FIRST_BOUND)} then 1 else 2 end from (select ${probed} as hits) as probe`;
-  const pick = sql`select case when ${countedTo(take)} then 1 else (${byHits}) end as window_first`;
+  const bounded = s.spanBefore !== undefined;
+  const probed = bounded ? sql`case when ${spansWider(db, collection, s, "span")} then 0 else (${probe}) end` : sql`(${probe})`;
+  // Served by the name index, a bounded window that the tenant's rows span wide enough takes the window's keys later.
+  const byName =
+    bounded && engineOf(db).keysForSmallShares ? sql`case when ${spansWider(db, collection, s, "keys")} then 2 else 0 end` : sql`0`;
+  const pick = sql`select case when ${countedTo(take)} then 1 when ${probed} >= ${sql.lit(probeHits(take))} then ${byName} when ${countedTo(WINDOW_FIRST_BOUND)} then 1 else 2 end as window_first`;
   const query = sql<PageRow>`with picked as materialized (${pick}) select chosen.*, (select window_first from picked) as window_first from (select * from (${small}) as small union all select * from (${large}) as large) as chosen order by name_key, id`;
   return { compile: () => query.compile(db) as CompiledQuery<PageRow> };
 }
 
 /**
  * Whether the tenant has a row more than SPAN_SHARE times a bounded window's width before or
- * after it (`s.spanBefore` and `s.spanAfter`; `s.lateBefore` and `s.lateAfter`, their 8-hour
- * buckets, for late rows): an on-time row by its createdAt, a late one by its bucket, each
- * side a probe of one entry of an index that ends at the first. A window that holds more than
- * a page of rows (choosingPage asks only then) then lies in a span of the tenant's rows
+ * after it (`s.spanBefore` and `s.spanAfter`; `s.spanLateBefore` and `s.spanLateAfter`, their
+ * 8-hour buckets, for late rows): an on-time row by its createdAt, a late one by its bucket,
+ * each side a probe of one entry of an index that ends at the first. A window that holds more
+ * than a page of rows (choosingPage asks only then) then lies in a span of the tenant's rows
  * that wide: spread evenly, too small a share of them for the name index to serve it
  * (NAME_INDEX_PAGES). If its rows crowd into the window instead, the count finds more than
- * WINDOW_FIRST_BOUND of them and the name index serves it all the same.
+ * WINDOW_FIRST_BOUND of them and the name index serves it all the same. The same with
+ * KEYS_SHARE (`s.keysBefore` and so on) for the window's keys.
  */
-function spansWider(db: Kysely<Schema>, collection: Collection, s: Slots): RawBuilder<SqlBool> {
+function spansWider(db: Kysely<Schema>, collection: Collection, s: Slots, name: "span" | "keys"): RawBuilder<SqlBool> {
   const table = collection.table as "withdrawals";
   const bucket = bucketOf(EDGE_LEVEL);
   const beyond = (column: "created_at" | typeof bucket, op: "<" | ">", bound: Slots[string]) => {
@@ -468,18 +484,16 @@ function spansWider(db: Kysely<Schema>, collection: Collection, s: Slots): RawBu
     const first = side.where(column, op, bound).orderBy(column, op === "<" ? "desc" : "asc");
     return sql<SqlBool>`(${first.limit(sql.lit(1))}) is not null`;
   };
-  const sides = [beyond("created_at", "<", s.spanBefore), beyond(bucket, "<", s.lateBefore)];
-  if (s.spanAfter !== undefined) sides.push(beyond("created_at", ">", s.spanAfter), beyond(bucket, ">", s.lateAfter));
+  const sides = [beyond("created_at", "<", s[`${name}Before`]), beyond(bucket, "<", s[`${name}LateBefore`])];
+  if (s[`${name}After`] !== undefined) sides.push(beyond("created_at", ">", s[`${name}After`]), beyond(bucket, ">", s[`${name}LateAfter`]));
   return sql.join(sides, sql` or `);
 }
 
 /** How many of the window's rows among the probe's entries show it a share of at least 1 / NAME_INDEX_PAGES. */
 const probeHits = (take: number) => Math.ceil((take * NAME_PROBE_PAGES) / NAME_INDEX_PAGES);
-/** How many show it a share of at least 1 / KEYS_SHARE, which the name index serves on every page. */
-const keysHits = (take: number) => Math.ceil((take * NAME_PROBE_PAGES) / KEYS_SHARE);
 
 /**
- * How many of the window's rows, up to keysHits, lie among the first `take` x NAME_PROBE_PAGES
+ * How many of the window's rows, up to probeHits, lie among the first `take` x NAME_PROBE_PAGES
  * entries of the name index in the page's name range: the entries are read in the index's order,
  * the event date checked on each.
  */
@@ -493,7 +507,7 @@ function nameIndexProbe(db: Kysely<Schema>, collection: Collection, s: Slots, ta
   const inWindow: RawBuilder<SqlBool>[] = [];
   if (s.since !== undefined) inWindow.push(sql`event_at >= ${s.since}`);
   if (s.until !== undefined) inWindow.push(sql`event_at <= ${s.until}`);
-  return sql<number>`select count(*) from (select 1 from (${entries}) as entries where ${sql.join(inWindow, sql` and `)} limit ${sql.lit(keysHits(take))}) as found`;
+  return sql<number>`select count(*) from (select 1 from (${entries}) as entries where ${sql.join(inWindow, sql` and `)} limit ${sql.lit(probeHits(take))}) as found`;
 }
 
 /**

@@ -158,13 +158,14 @@ async function keysPlan(
   if (keys === undefined) {
     // As of the tenant's newest row: the rows stored since are the page's to read.
     const newest = newestStored((await db.executeQuery(newestQuery(db, collection, keyHash))).rows[0]);
-    const { rows } = newest === null ? { rows: [] } : await db.executeQuery(windowKeysQuery(db, collection, keyHash, query, newest));
-    const first = rows[0];
-    if (newest === null || first === undefined || Number(first.n) > WINDOW_KEYS_BOUND) {
+    const read = newest === null ? undefined : (await db.executeQuery(windowKeysQuery(db, collection, keyHash, query, newest))).rows[0];
+    // A window of more rows than WINDOW_KEYS_BOUND is the name index's, as is one read as empty (a key no good).
+    if (newest === null || read === undefined || Number(read.n) === 0 || Number(read.n) > WINDOW_KEYS_BOUND) {
       windowKeys.delete(walk);
       return { byName: NAME_INDEX };
     }
-    keys = { newest, names: rows.map((r) => r.name_key), ids: rows.map((r) => r.id), readAt: now };
+    const pairs = typeof read.keys === "string" ? (JSON.parse(read.keys) as [string, string][]) : (read.keys ?? []);
+    keys = { newest, names: pairs.map((p) => p[0]), ids: pairs.map((p) => p[1]), readAt: now };
     windowKeys.set(walk, keys);
   }
   return { byName: { ids: idsAfter(keys, position, query.limit + 1), newest: keys.newest } };

@@ -68,9 +68,11 @@ export const SPAN_SHARE = 2 * NAME_INDEX_PAGES;
  * the window's keys instead (lists/window-keys.ts): the ids and names of the window's rows in
  * the page's name range, sorted once, read from at most this many of the window's index
  * entries (a window with more is left to the name index). A walk is taken so when its first
- * page read the window's own rows, when the name index's first entries showed the window
- * less than 1 / KEYS_SHARE of them, and when the count found it more than WINDOW_FIRST_BOUND
- * rows (a tenant whose rows span it many times over).
+ * page read the window's own rows; when the name index served it, for a bounded window that
+ * the tenant's rows span more than KEYS_SHARE times over (spread evenly, less than 1 /
+ * KEYS_SHARE of them: the name index reads that many pages' worth of entries a page or more),
+ * on an engine where that pays (Engine.keysForSmallShares); and when the count found it more
+ * than WINDOW_FIRST_BOUND rows.
  */
 export const WINDOW_KEYS_BOUND = 20_000;
 export const KEYS_SHARE = 20;
@@ -299,10 +301,18 @@ export function unorderedValues(query: ListQuery, now: number): Record<string, n
  * probes would find nothing.
  */
 function spanValues(since: number, until: number, now: number): Record<string, number> {
-  const wide = (until - since) * SPAN_SHARE;
-  const before = { spanBefore: since - wide, lateBefore: bucketAt(EDGE_LEVEL, since - wide) };
-  if (until + wide > now + ASSUMED_AHEAD_MS) return before;
-  return { ...before, spanAfter: until + wide, lateAfter: bucketAt(EDGE_LEVEL, until + wide) };
+  const values: Record<string, number> = {};
+  // The same for the window's keys (KEYS_SHARE), named `keys...`.
+  for (const [name, share] of [
+    ["span", SPAN_SHARE],
+    ["keys", KEYS_SHARE],
+  ] as const) {
+    const wide = (until - since) * share;
+    Object.assign(values, { [`${name}Before`]: since - wide, [`${name}LateBefore`]: bucketAt(EDGE_LEVEL, since - wide) });
+    if (until + wide <= now + ASSUMED_AHEAD_MS)
+      Object.assign(values, { [`${name}After`]: until + wide, [`${name}LateAfter`]: bucketAt(EDGE_LEVEL, until + wide) });
+  }
+  return values;
 }
 
 /**

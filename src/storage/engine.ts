@@ -60,6 +60,18 @@ export interface Engine {
    */
   readonly hidesFromIndex: boolean;
   /**
+   * The aggregate that gathers values into one JSON array, and the function that makes one of
+   * its arguments: a statement returns one row of many values, where rows cost a driver more.
+   */
+  readonly jsonArrays: { aggregate: "json_agg" | "json_group_array"; of: "json_build_array" | "json_array" };
+  /**
+   * Whether a walk in name order that the name index serves reads its later pages from its
+   * window's keys when the window is a small share of the tenant's rows (lists/window.ts,
+   * KEYS_SHARE): reading the keys (their count, then the keys) cost SQLite less than the name
+   * index's entries over the walk, PostgreSQL more (docs/measurements.md).
+   */
+  readonly keysForSmallShares: boolean;
+  /**
    * A prepared statement is planned again whenever a value the planner looked at is bound anew
    * (SQLite's STAT4 samples), which for a window page's many arms cost more than running it. A
    * value written `+?` is one the planner cannot look at, so query templates write theirs so
@@ -114,6 +126,8 @@ export const SQLITE: Engine = {
   clusteredTables: true,
   rowAddress: "rowid",
   hidesFromIndex: true,
+  jsonArrays: { aggregate: "json_group_array", of: "json_array" },
+  keysForSmallShares: true,
   replansOnBind: true,
   armsPerQuery: 6,
   altersColumns: false,
@@ -156,6 +170,8 @@ export const POSTGRES: Engine = {
   clusteredTables: false,
   rowAddress: "ctid",
   hidesFromIndex: false,
+  jsonArrays: { aggregate: "json_agg", of: "json_build_array" },
+  keysForSmallShares: false,
   replansOnBind: false,
   armsPerQuery: 12,
   altersColumns: true,
