@@ -384,9 +384,9 @@ export function sortedByName<R extends ListRow>(rows: R[], take: number): R[] {
  * that follow its cursor there, by primary key, and the window's rows in the page's name range
  * stored since the keys were read, by createdAt (on time from the index of on-time rows within
  * arm A's range, late from the late rows' index by createdAt, their event date checked on the
- * row), in no order: the caller sorts them (sortedByName). A tenant that stored more than KEYS_LATE_BOUND late rows since (an
- * import) would make every page read them all: the page then holds no row
- * (list.service.ts reads the keys again).
+ * row), in no order: the caller sorts them (sortedByName). A tenant that stored more than
+ * KEYS_LATE_BOUND late rows since (an import) would make every page read them all: the page
+ * then holds no row, and list.service.ts reads it by the name index and the keys again.
  */
 function keysPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<ListRow> {
   const table = collection.table as "withdrawals";

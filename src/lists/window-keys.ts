@@ -3,8 +3,8 @@
  * the ids and names of the window's rows in the page's name range, in name order, as of the
  * tenant's newest createdAt when they were read. A page then reads the rows of the next ids
  * by primary key, and the rows of the window stored since by their createdAt (list.repository.ts,
- * keysPage), which costs what a page of the name alone does, where each page read the whole
- * window, or the name index's entries of many other dates. Right however old: transactions
+ * keysPage), about what a page of the name alone costs, where each page read the whole window,
+ * or the name index's entries of many other dates. Right however old: transactions
  * never change and are never deleted, and createdAt rises in the order rows commit, so the keys
  * and the rows stored since are every row of the window, each once. A list's keys are read again
  * once KEYS_FRESH_MS old, so that the rows stored since stay few.
