@@ -24,7 +24,7 @@ import {
   WINDOW_FIRST_BOUND,
   WINDOW_KEYS_BOUND,
 } from "../src/lists/window.js";
-import { compareCodePoints, KEYS_LATE_BOUND } from "../src/lists/window-keys.js";
+import { compareCodePoints, idsAfter, KeyLists, KEYS_FRESH_MS, KEYS_LATE_BOUND } from "../src/lists/window-keys.js";
 import { hashKey } from "../src/platform/keys.js";
 import { POSTGRES, SQLITE } from "../src/storage/engine.js";
 import { ENGINE } from "./support/databases.js";
@@ -824,4 +824,31 @@ describe("a walk of a window in name order by its window's keys", () => {
       .sort();
     expect(read.map((r) => r.id)).toEqual(want);
   }, 120_000);
+});
+
+describe("windows' keys as a process keeps them", () => {
+  const keysOf = (ids: string[], readAt: number) => ({ newest: 0, names: ids.map(() => "ana"), ids, readAt });
+
+  it("forgets a list once KEYS_FRESH_MS old, and the oldest lists first beyond its budget", () => {
+    const lists = new KeyLists(5);
+    lists.set("a", keysOf(["1", "2"], 1000));
+    lists.set("b", keysOf(["3", "4"], 1000));
+    expect(lists.get("a", 1000 + KEYS_FRESH_MS - 1)?.ids).toEqual(["1", "2"]);
+    lists.set("c", keysOf(["5", "6"], 1000));
+    expect(lists.get("a", 1000)).toBeUndefined();
+    expect(lists.get("b", 1000)?.ids).toEqual(["3", "4"]);
+    expect(lists.get("c", 1000 + KEYS_FRESH_MS)).toBeUndefined();
+    lists.set("d", keysOf(["1", "2", "3", "4", "5", "6"], 1000));
+    expect(lists.get("d", 1000)).toBeUndefined();
+    expect(lists.get("b", 1000)?.ids).toEqual(["3", "4"]);
+  });
+
+  it("finds the ids after a cursor in code-point order, whether or not the cursor's row is among them", () => {
+    const names = ["a", "a\uE000", "a\uFFFD", "a\u{1D49C}", "b"];
+    const keys = { newest: 0, names, ids: names.map((_, i) => `id-${i}`), readAt: 0 };
+    expect(idsAfter(keys, { key: "a\uE000", id: "id-1" }, 2)).toEqual(["id-2", "id-3"]);
+    expect(idsAfter(keys, { key: "a\uFFFD", id: "id-9" }, 5)).toEqual(["id-3", "id-4"]);
+    expect(idsAfter(keys, { key: "a\u{1D49C}", id: "" }, 1)).toEqual(["id-3"]);
+    expect(idsAfter(keys, { key: "b", id: "id-4" }, 3)).toEqual([]);
+  });
 });

@@ -30,10 +30,12 @@ export const KEYS_LATE_BOUND = 1_000;
 /** The most keys a process keeps, over all windows: about 100 bytes each. */
 const KEYS_BUDGET = 200_000;
 
-/** Windows' keys by walk (the key hash, list, window and name range), the oldest forgotten first within KEYS_BUDGET. */
-class KeyLists {
+/** Windows' keys by walk (the key hash, list, window and name range), the oldest forgotten first within `budget` keys. */
+export class KeyLists {
   private readonly lists = new Map<string, WindowKeys>();
   private total = 0;
+
+  constructor(private readonly budget = KEYS_BUDGET) {}
 
   get(walk: string, now: number): WindowKeys | undefined {
     const keys = this.lists.get(walk);
@@ -46,9 +48,9 @@ class KeyLists {
 
   set(walk: string, keys: WindowKeys): void {
     this.delete(walk);
-    if (keys.ids.length > KEYS_BUDGET) return;
+    if (keys.ids.length > this.budget) return;
     for (const [oldest] of this.lists) {
-      if (this.total + keys.ids.length <= KEYS_BUDGET) break;
+      if (this.total + keys.ids.length <= this.budget) break;
       this.delete(oldest);
     }
     this.lists.set(walk, keys);
