@@ -237,9 +237,8 @@ interface WindowRow {
 function windowRows(db: Kysely<Schema>, collection: Collection, s: Slots): RawBuilder<WindowRow> {
   const table = collection.table as "withdrawals";
   const { rowAddress, hidesFromIndex } = engineOf(db);
-  const [nameKey, id] = hidesFromIndex ? [sql<string>`+name_key`, sql<string>`+id`] : [sql<string>`name_key`, sql<string>`id`];
   const arm = () =>
-    inPage(s, nameKey, id)
+    inPage(s, unindexed(db, "name_key"), unindexed(db, "id"))
       .reduce((q, term) => q.where(term), db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s)))
       .select(["id", "name_key", sql<string>`${sql.raw(rowAddress)}`.as("address")]);
   const arms = unorderedArms(s, arm);
@@ -250,6 +249,15 @@ function windowRows(db: Kysely<Schema>, collection: Collection, s: Slots): RawBu
         inIndexOrder(arms).map((arm) => sql`(${arm})`),
         sql` union all `,
       )})`;
+}
+
+/**
+ * A column as a condition that must not choose an index names it: `+column` where the engine
+ * can keep a column from choosing one (Engine.hidesFromIndex), else the column, and the
+ * statement is asked in its index's order instead (inIndexOrder).
+ */
+function unindexed<T>(db: Kysely<Schema>, column: "name_key" | "id" | "created_at"): RawBuilder<T> {
+  return engineOf(db).hidesFromIndex ? sql<T>`+${sql.ref(column)}` : sql<T>`${sql.ref(column)}`;
 }
 
 /** The page's name range and cursor, as conditions on the columns as written. */
@@ -322,13 +330,11 @@ export function windowKeysQuery(
     const table = collection.table as "withdrawals";
     const { hidesFromIndex, jsonArrays } = engineOf(db);
     // The name range kept from choosing the name index, as in windowRows.
-    const [nameKey, id] = hidesFromIndex ? [sql<string>`+name_key`, sql<string>`+id`] : [sql<string>`name_key`, sql<string>`id`];
-    const inRange = inPage({ nameLow: s.nameLow, nameHigh: s.nameHigh }, nameKey, id);
+    const inRange = inPage({ nameLow: s.nameLow, nameHigh: s.nameHigh }, unindexed(db, "name_key"), unindexed(db, "id"));
     // Stored up to `newest`, checked on the entries: as an index bound, SQLite (which takes one a
     // side, combinesRangeBounds) would read from the window's start up to then.
-    const createdAt = hidesFromIndex ? sql<number>`+created_at` : sql<number>`created_at`;
     const rows = () =>
-      [...inRange, sql<SqlBool>`${createdAt} <= ${s.keysNewest}`]
+      [...inRange, sql<SqlBool>`${unindexed(db, "created_at")} <= ${s.keysNewest}`]
         .reduce((q, term) => q.where(term), db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s)))
         .select(["id", "name_key"]);
     const arms = unorderedArms(s, rows);
@@ -402,10 +408,9 @@ function keysPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: nu
   const tenant = sql<number>`(select tenant_id from reader)`;
   const rows = () => db.selectFrom(table).where("tenant_id", "=", tenant).select(LIST_COLUMNS);
   const ids = Array.from({ length: take }, (_, i) => s[`k${i}`] as string);
-  // The name range and cursor kept from choosing the name index (Engine.hidesFromIndex), as in windowRows.
-  const { hidesFromIndex } = engineOf(db);
-  const [nameKey, id] = hidesFromIndex ? [sql<string>`+name_key`, sql<string>`+id`] : [sql<string>`name_key`, sql<string>`id`];
-  const since = (q: RowsQuery) => inPage(s, nameKey, id).reduce((arm, term) => arm.where(term), q.where("created_at", ">", s.keysNewest));
+  // The name range and cursor kept from choosing the name index, as in windowRows.
+  const inRange = inPage(s, unindexed(db, "name_key"), unindexed(db, "id"));
+  const since = (q: RowsQuery) => inRange.reduce((arm, term) => arm.where(term), q.where("created_at", ">", s.keysNewest));
   let late = since(rows()).where("late_event_at", "is not", null);
   if (s.since !== undefined) late = late.where("late_event_at", ">=", s.since);
   if (s.until !== undefined) late = late.where("late_event_at", "<=", s.until);
