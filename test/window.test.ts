@@ -678,6 +678,17 @@ describe("a walk of a window in name order by its window's keys", () => {
   const byName = (a: { key: string; id: string }, b: { key: string; id: string }) =>
     compareCodePoints(a.key, b.key) || compareCodePoints(a.id, b.id);
 
+  /** Stores withdrawals as sync batches of 1,000. */
+  async function syncAll(tenant: TestTenant, records: Record<string, unknown>[]) {
+    for (let i = 0; i < records.length; i += 1000)
+      await sync(
+        server(),
+        tenant,
+        "withdrawals",
+        records.slice(i, i + 1000).map((r) => withdrawal(r)),
+      );
+  }
+
   /** Follows a walk page by page at `limit`, calling `between` after each page with what it has read so far. */
   async function walk(
     tenant: TestTenant,
@@ -777,14 +788,7 @@ describe("a walk of a window in name order by its window's keys", () => {
       deliveredAt: iso(now - 30 * DAY - i * 1000),
     }));
     const { read, plans } = await walk(tenant, query, 7, async (sofar) => {
-      if (sofar.length !== 14) return;
-      for (let i = 0; i < imported.length; i += 1000)
-        await sync(
-          server(),
-          tenant,
-          "withdrawals",
-          imported.slice(i, i + 1000).map((r) => withdrawal(r)),
-        );
+      if (sofar.length === 14) await syncAll(tenant, imported);
     });
     expect(read.map((r) => r.id)).toEqual(
       records
@@ -807,13 +811,7 @@ describe("a walk of a window in name order by its window's keys", () => {
       deliveredAt: iso(now - HOUR - (i % 1000) * 60_000),
     }));
     records.push({ id: "wb-early", employeeName: "Mara", deliveredAt: iso(now - 400 * DAY) });
-    for (let i = 0; i < records.length; i += 1000)
-      await sync(
-        server(),
-        tenant,
-        "withdrawals",
-        records.slice(i, i + 1000).map((r) => withdrawal(r)),
-      );
+    await syncAll(tenant, records);
     const query = `name=ma&createdSince=${iso(now - DAY)}&createdUntil=${iso(now)}`;
     const { read, plans } = await walk(tenant, query, 100, async () => undefined);
     expect(plans[0]).toBe("window-keys");

@@ -236,16 +236,26 @@ interface WindowRow {
  */
 function windowRows(db: Kysely<Schema>, collection: Collection, s: Slots): RawBuilder<WindowRow> {
   const table = collection.table as "withdrawals";
-  const { rowAddress, hidesFromIndex } = engineOf(db);
+  const { rowAddress } = engineOf(db);
   const arm = () =>
     inPage(s, unindexed(db, "name_key"), unindexed(db, "id"))
       .reduce((q, term) => q.where(term), db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s)))
       .select(["id", "name_key", sql<string>`${sql.raw(rowAddress)}`.as("address")]);
-  const arms = unorderedArms(s, arm);
-  // In parentheses, as a `with` query's body is written (a query builder in `sql` is wrapped in them).
-  return hidesFromIndex
-    ? sql<WindowRow>`${unionAll(arms)}`
-    : sql<WindowRow>`(${sql.join(
+  return unorderedUnion(db, unorderedArms(s, arm));
+}
+
+/**
+ * The unordered arms as one `UNION ALL` in parentheses, as a `with` query's body or a subquery
+ * is written (a query builder in `sql` is wrapped in them): bare where the arms' conditions keep
+ * them off other indexes (Engine.hidesFromIndex), else each asked in its index's order.
+ */
+function unorderedUnion<O>(
+  db: Kysely<Schema>,
+  arms: [SelectQueryBuilder<Schema, "withdrawals", O>, SelectQueryBuilder<Schema, "withdrawals", O>],
+): RawBuilder<O> {
+  return engineOf(db).hidesFromIndex
+    ? sql<O>`${unionAll(arms)}`
+    : sql<O>`(${sql.join(
         inIndexOrder(arms).map((arm) => sql`(${arm})`),
         sql` union all `,
       )})`;
@@ -328,7 +338,7 @@ export function windowKeysQuery(
   const values = { ...pageValues(keyHash, now, query, undefined, unorderedValues(query, now)), keysNewest: newest };
   return keyLists.fill(db, [collection.name, "window-keys", ...Object.keys(values)].join(":"), values, (s) => {
     const table = collection.table as "withdrawals";
-    const { hidesFromIndex, jsonArrays } = engineOf(db);
+    const { jsonArrays } = engineOf(db);
     // The name range kept from choosing the name index, as in windowRows.
     const inRange = inPage({ nameLow: s.nameLow, nameHigh: s.nameHigh }, unindexed(db, "name_key"), unindexed(db, "id"));
     // Stored up to `newest`, checked on the entries: as an index bound, SQLite (which takes one a
@@ -338,12 +348,7 @@ export function windowKeysQuery(
         .reduce((q, term) => q.where(term), db.selectFrom(table).where("tenant_id", "=", tenantOfKey(db, s)))
         .select(["id", "name_key"]);
     const arms = unorderedArms(s, rows);
-    const entries = hidesFromIndex
-      ? sql`${unionAll(arms)}`
-      : sql`(${sql.join(
-          inIndexOrder(arms).map((arm) => sql`(${arm})`),
-          sql` union all `,
-        )})`;
+    const entries = unorderedUnion(db, arms);
     const keys = sql`select ${sql.raw(jsonArrays.aggregate)}(${sql.raw(jsonArrays.of)}(name_key, id) order by name_key, id) from ${entries} as k`;
     const counted = windowCount(db, collection, s, WINDOW_KEYS_BOUND);
     // Materialized: inlined, PostgreSQL would count twice, once for each `n`.
