@@ -18,6 +18,8 @@ import {
   EDGE_LEVEL,
   KEYS_SHARE,
   NAME_INDEX_PAGES,
+  NAME_WEEK_ARMS,
+  NAME_WEEK_MS,
   NAME_PROBE_PAGES,
   SPAN_SHARE,
   tiles,
@@ -39,6 +41,13 @@ const EVENTS = [SINCE - 1, SINCE, SINCE + 1, UNTIL - 1, UNTIL, UNTIL + 1];
 const OFFSETS = [-SLACK_MS - 1, -SLACK_MS, 0, SLACK_MS, SLACK_MS + 1];
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * How many times wider than they were written the windows of the walks that pick their plan on
+ * their first page are (choosingPage): wide enough that none spans NAME_WEEK_ARMS weeks or
+ * fewer, which is read by week instead.
+ */
+const TIME_SCALE = 2000;
 
 interface Stored {
   id: string;
@@ -568,13 +577,15 @@ describe("time window in name order", () => {
     const tenant = await newTenant(server());
     const now = Date.UTC(2026, 6, 20, 12, 0, 0, 0);
     const names = ["Maria Lopes", "mário Dias", "MARTA Silva", "Ana Maria", "Zé Marques", "Márcia", "marco"];
-    // More rows than WINDOW_FIRST_BOUND over ten days, most of them late, read through windows
-    // from half an hour (which fits in a page of 60) to all of them, by either plan (below: which
-    // one each first page picks).
+    // More rows than WINDOW_FIRST_BOUND over ten `days`, most of them late, read through windows
+    // from half an `hour` (which fits in a page of 60) to all of them, by either plan (below: which
+    // one each first page picks). A `day` is TIME_SCALE days, so that every window the plans
+    // are picked for spans more than NAME_WEEK_ARMS weeks: a narrower one is read by week.
+    const [day, hour] = [TIME_SCALE * DAY, TIME_SCALE * HOUR];
     const stored = Array.from({ length: WINDOW_FIRST_BOUND + 300 }, (_, i) => ({
       id: `wn-${String(i).padStart(5, "0")}`,
       name: names[(i * 5) % names.length]!,
-      event: now - Math.floor(((i * 7919) % 10_000) * 86_400), // spread over ten days, in no order
+      event: now - Math.floor(((i * 7919) % 10_000) * 86_400 * TIME_SCALE), // spread over ten `days`, in no order
     }));
     server().clock.now = now;
     for (let i = 0; i < stored.length; i += 1000) {
@@ -588,13 +599,13 @@ describe("time window in name order", () => {
     }
     server().clock.now = undefined;
     const windows: [number | undefined, number | undefined][] = [
-      [now - 11 * DAY, now + DAY],
-      [now - 3 * DAY - 1234, now - 2 * DAY],
-      [now - 5 * DAY, now - 2 * DAY],
-      [now - 3 * DAY, now - 3 * DAY + 2 * HOUR],
-      [now - 3 * DAY, now - 3 * DAY + 30 * 60_000],
-      [now - 5 * DAY, undefined],
-      [undefined, now - 9 * DAY],
+      [now - 11 * day, now + day],
+      [now - 3 * day - 1234, now - 2 * day],
+      [now - 5 * day, now - 2 * day],
+      [now - 3 * day, now - 3 * day + 2 * hour],
+      [now - 3 * day, now - 3 * day + hour / 2],
+      [now - 5 * day, undefined],
+      [undefined, now - 9 * day],
     ];
     for (const [since, until] of windows) {
       for (const prefix of ["ma", "MÁR", "z"]) {
@@ -651,8 +662,8 @@ describe("time window in name order", () => {
     const window = (since: number, until: number) => `name=ma&createdSince=${iso(since)}&createdUntil=${iso(until)}`;
     const seen = new Set<string>();
     for (const hours of [1, 2, 4, 8, 24, 72, 240]) {
-      for (const start of [now - 9 * DAY, now - 5 * DAY, now - 3 * DAY, now - 1 * DAY]) {
-        const [since, until] = [start, start + hours * HOUR];
+      for (const start of [now - 9 * day, now - 5 * day, now - 3 * day, now - 1 * day]) {
+        const [since, until] = [start, start + hours * hour];
         const { plan, by } = expected(since, until);
         expect(await planOf(window(since, until)), `${hours} hours from ${iso(start)}`).toBe(plan);
         seen.add(`${plan} by the ${by}`);
@@ -668,15 +679,136 @@ describe("time window in name order", () => {
         ...(engine.keysForSmallShares ? ["window-keys by the probe"] : []),
       ].sort(),
     );
-    // In createdAt order a window of one hour's bucket needs no plan.
-    const hour = Math.floor((now - 3 * DAY) / HOUR) * HOUR;
-    expect(await planOf(`createdSince=${iso(hour)}&createdUntil=${iso(hour + HOUR - 1)}`)).toBeUndefined();
+    // In createdAt order a window of one hour's bucket needs no plan (three records in it, so that a page of two has a cursor).
+    const hourStart = Math.floor((now - 3 * DAY) / HOUR) * HOUR;
+    await sync(
+      server(),
+      tenant,
+      "withdrawals",
+      [1, 2, 3].map((m) => withdrawal({ id: `wn-hour-${m}`, deliveredAt: iso(hourStart + m * 60_000) })),
+    );
+    expect(await planOf(`createdSince=${iso(hourStart)}&createdUntil=${iso(hourStart + HOUR - 1)}`)).toBeUndefined();
   }, 120_000);
+});
+
+describe("a bounded window in name order of a few weeks", () => {
+  /** The start of the week (Monday, UTC) that `ms` lies in, as the index of rows by event week counts them. */
+  const weekStart = (ms: number) => Math.floor((ms + BUCKET_ORIGIN_MS) / NAME_WEEK_MS) * NAME_WEEK_MS - BUCKET_ORIGIN_MS;
+  const byName = (a: { key: string; id: string }, b: { key: string; id: string }) =>
+    compareCodePoints(a.key, b.key) || compareCodePoints(a.id, b.id);
+  const names = ["Maria", "mário", "MARTA", "Ana", "Zé", "Márcia", "ma \u{1D49C}", "ma \uFFFD"];
+
+  it("returns exactly the records of windows of a minute to NAME_WEEK_ARMS weeks, at the weeks' edges, with no plan in their cursors", async () => {
+    const tenant = await newTenant(server());
+    const now = Date.UTC(2026, 6, 22, 12);
+    const first = weekStart(now) - 10 * NAME_WEEK_MS;
+    // Around each of eleven week starts, a millisecond before, on and after it, and mid-week.
+    const stored = Array.from({ length: 11 }, (_, w) => first + w * NAME_WEEK_MS).flatMap((start, w) =>
+      [-1, 0, 1, 3 * DAY].flatMap((offset, o) =>
+        names.map((name, n) => ({ id: `ww-${w}-${o}-${n}`, name, event: start + offset + n * 60_000 * (offset === 0 ? 0 : 1) })),
+      ),
+    );
+    server().clock.now = now;
+    await sync(
+      server(),
+      tenant,
+      "withdrawals",
+      stored.map((r) => withdrawal({ id: r.id, employeeName: r.name, deliveredAt: iso(r.event) })),
+    );
+    server().clock.now = undefined;
+    const week = (w: number) => first + w * NAME_WEEK_MS;
+    const windows: [number, number, "weeks" | "picked"][] = [
+      [week(2) - 1, week(2) + 1, "weeks"],
+      [week(2), week(2) + 60_000, "weeks"],
+      [week(2), week(3) - 1, "weeks"],
+      [week(2), week(3), "weeks"],
+      [week(1) + 1, week(1) + NAME_WEEK_ARMS * NAME_WEEK_MS - 1, "weeks"],
+      [week(1), week(1) + NAME_WEEK_ARMS * NAME_WEEK_MS, "picked"],
+    ];
+    for (const [since, until, plan] of windows) {
+      for (const prefix of ["ma", "MÁR", "z"]) {
+        const want = stored
+          .filter((r) => r.event >= since && r.event <= until && sortKey(r.name).startsWith(sortKey(prefix)))
+          .map((r) => ({ id: r.id, key: sortKey(r.name) }))
+          .sort(byName)
+          .map((r) => r.id);
+        const query = `name=${encodeURIComponent(prefix)}&createdSince=${iso(since)}&createdUntil=${iso(until)}`;
+        const { items } = await readAll(server(), tenant.keys.read, `/v1/withdrawals?${query}`, [1, 3, 50]);
+        expect(
+          items.map((r) => r.id),
+          query,
+        ).toEqual(want);
+        if (want.length > 2) {
+          // Read by week, every page of the walk alike: its cursors carry no plan. A wider window picks one.
+          const picked = await firstPagePlan(tenant, query);
+          if (plan === "weeks") expect(picked, query).toBeUndefined();
+          else expect(picked, query).toBeDefined();
+        }
+      }
+    }
+  });
+
+  it("returns the records stored during the walk past its cursor, and no record twice", async () => {
+    const tenant = await newTenant(server());
+    const now = Date.now();
+    const start = weekStart(now) - 2 * NAME_WEEK_MS;
+    const [since, until] = [start + HOUR, now + HOUR];
+    const store = (rows: { id: string; name: string; event: number }[]) =>
+      sync(
+        server(),
+        tenant,
+        "withdrawals",
+        rows.map((r) => withdrawal({ id: r.id, employeeName: r.name, deliveredAt: iso(r.event) })),
+      );
+    const records = Array.from({ length: 60 }, (_, i) => ({
+      id: `wd-${String(i).padStart(2, "0")}`,
+      name: names[i % names.length]!,
+      event: since + i * 7 * HOUR,
+    }));
+    await store(records);
+    const inWindow = (r: { event: number }) => r.event >= since && r.event <= until;
+    // Stored after the third page: each name, in the window (on time and late, in each week) and out of it.
+    const during = names.flatMap((name, n) =>
+      [now - 30_000, since + DAY, since + 8 * DAY, since - 1].map((event, e) => ({ id: `wd-new-${n}-${e}`, name, event })),
+    );
+    const query = `name=ma&createdSince=${iso(since)}&createdUntil=${iso(until)}`;
+    const read: { id: string; key: string }[] = [];
+    let cursor: string | null = null;
+    let cursorKey: { id: string; key: string } | undefined;
+    do {
+      const url: string = `/v1/withdrawals?limit=4&${query}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`;
+      const reply: Reply<{ data: { id: string; employeeName: string }[]; cursor: string | null }> = await get(
+        server(),
+        url,
+        tenant.keys.read,
+      );
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+      read.push(...reply.body.data.map((r) => ({ id: r.id, key: sortKey(r.employeeName) })));
+      cursor = reply.body.cursor;
+      if (read.length === 12) {
+        cursorKey = read[read.length - 1];
+        await store(during);
+      }
+    } while (cursor !== null);
+    const named = (r: { name: string }) => sortKey(r.name).startsWith("ma");
+    const before = records
+      .filter((r) => inWindow(r) && named(r))
+      .map((r) => ({ id: r.id, key: sortKey(r.name) }))
+      .sort(byName);
+    const after = during
+      .filter((r) => inWindow(r) && named(r))
+      .map((r) => ({ id: r.id, key: sortKey(r.name) }))
+      .filter((r) => byName(r, cursorKey!) > 0);
+    expect(read.slice(0, 12)).toEqual(before.slice(0, 12));
+    expect(read.slice(12)).toEqual([...before.slice(12), ...after].sort(byName));
+  });
 });
 
 describe("a walk of a window in name order by its window's keys", () => {
   const byName = (a: { key: string; id: string }, b: { key: string; id: string }) =>
     compareCodePoints(a.key, b.key) || compareCodePoints(a.id, b.id);
+  /** Thirty days: each walk's window spans more than NAME_WEEK_ARMS weeks, which would be read by week. */
+  const D = 30 * DAY;
 
   /** Stores withdrawals as sync batches of 1,000. */
   async function syncAll(tenant: TestTenant, records: Record<string, unknown>[]) {
@@ -723,7 +855,7 @@ describe("a walk of a window in name order by its window's keys", () => {
     const records = Array.from({ length: 120 }, (_, i) => ({
       id: `wk-${String(i).padStart(3, "0")}`,
       name: names[i % names.length]!,
-      event: i % 3 === 0 ? now - 2 * DAY - i * 60_000 : now - i * 60_000,
+      event: i % 3 === 0 ? now - 2 * D - i * 60_000 : now - i * 60_000,
     }));
     const store = (rows: typeof records) =>
       sync(
@@ -733,14 +865,14 @@ describe("a walk of a window in name order by its window's keys", () => {
         rows.map((r) => withdrawal({ id: r.id, employeeName: r.name, deliveredAt: iso(r.event) })),
       );
     // And one record long before the window, so that the first page does not probe the name index but counts (choosingPage).
-    await store([...records, { id: "wk-early", name: "Ana", event: now - 600 * DAY }]);
-    const query = `name=an&createdSince=${iso(now - 3 * DAY)}&createdUntil=${iso(now + HOUR)}`;
-    const inWindow = (r: { event: number }) => r.event >= now - 3 * DAY && r.event <= now + HOUR;
+    await store([...records, { id: "wk-early", name: "Ana", event: now - 600 * D }]);
+    const query = `name=an&createdSince=${iso(now - 3 * D)}&createdUntil=${iso(now + HOUR)}`;
+    const inWindow = (r: { event: number }) => r.event >= now - 3 * D && r.event <= now + HOUR;
     const expected = records.filter((r) => inWindow(r) && sortKey(r.name).startsWith("an"));
     // Stored after the third page: in the window and not (an event before it, and a name out of
     // the range), on time and late, each name before and after the cursor then.
     const during = names.flatMap((name, n) =>
-      [now - 30_000, now - 2 * DAY, now - 5 * DAY].map((event, e) => ({ id: `wk-new-${n}-${e}`, name, event })),
+      [now - 30_000, now - 2 * D, now - 5 * D].map((event, e) => ({ id: `wk-new-${n}-${e}`, name, event })),
     );
     let cursorKey: { key: string; id: string } | undefined;
     const { read, plans } = await walk(tenant, query, 5, async (sofar) => {
@@ -770,22 +902,22 @@ describe("a walk of a window in name order by its window's keys", () => {
     const now = Date.now();
     const records = Array.from({ length: 60 }, (_, i) => ({
       id: `wl-${String(i).padStart(3, "0")}`,
-      event: now - i * 60_000 - (i % 2) * DAY,
+      event: now - i * 60_000 - (i % 2) * D,
     }));
     await sync(
       server(),
       tenant,
       "withdrawals",
-      [...records, { id: "wl-early", event: now - 400 * DAY }].map((r) =>
+      [...records, { id: "wl-early", event: now - 400 * D }].map((r) =>
         withdrawal({ id: r.id, employeeName: `Marta ${r.id}`, deliveredAt: iso(r.event) }),
       ),
     );
-    const query = `name=marta&createdSince=${iso(now - 2 * DAY)}&createdUntil=${iso(now + HOUR)}`;
+    const query = `name=marta&createdSince=${iso(now - 2 * D)}&createdUntil=${iso(now + HOUR)}`;
     // Late records outside the window, more than the bound, stored after the second page.
     const imported = Array.from({ length: KEYS_LATE_BOUND + 1 }, (_, i) => ({
       id: `wl-old-${i}`,
       employeeName: `Marta old ${i}`,
-      deliveredAt: iso(now - 30 * DAY - i * 1000),
+      deliveredAt: iso(now - 30 * D - i * 1000),
     }));
     const { read, plans } = await walk(tenant, query, 7, async (sofar) => {
       if (sofar.length === 14) await syncAll(tenant, imported);
@@ -803,16 +935,16 @@ describe("a walk of a window in name order by its window's keys", () => {
   it("reads the name index when the window holds more than WINDOW_KEYS_BOUND rows", async () => {
     const tenant = await newTenant(server());
     const now = Date.now();
-    // A day's window of more rows than the bound, and one record long before it, so that its
+    // A window of two months and more rows than the bound, and one record long before it, so that its
     // first page neither probes nor fits the count: the name index, its later pages by the keys.
     const records = Array.from({ length: WINDOW_KEYS_BOUND + 1 }, (_, i) => ({
       id: `wb-${String(i).padStart(5, "0")}`,
       employeeName: i % 2 === 0 ? "Mara" : "Zoe",
       deliveredAt: iso(now - HOUR - (i % 1000) * 60_000),
     }));
-    records.push({ id: "wb-early", employeeName: "Mara", deliveredAt: iso(now - 400 * DAY) });
+    records.push({ id: "wb-early", employeeName: "Mara", deliveredAt: iso(now - 400 * D) });
     await syncAll(tenant, records);
-    const query = `name=ma&createdSince=${iso(now - DAY)}&createdUntil=${iso(now)}`;
+    const query = `name=ma&createdSince=${iso(now - 2 * D)}&createdUntil=${iso(now)}`;
     const { read, plans } = await walk(tenant, query, 100, async () => undefined);
     expect(plans[0]).toBe("window-keys");
     expect(plans.slice(1, -1).every((p) => p === "name-index")).toBe(true);

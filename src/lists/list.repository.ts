@@ -30,6 +30,9 @@ import {
   unorderedValues,
   WINDOW_FIRST_BOUND,
   WINDOW_KEYS_BOUND,
+  weekOf,
+  weekTiles,
+  weekValues,
   windowValues,
   type ArmAUpperBound,
   type LateRange,
@@ -62,14 +65,17 @@ export function pageQuery(
   const now = Date.now();
   after ??= order === "created" ? belowNewest(options.newest) : undefined;
   const unordered = order !== "created" && tilesWindow(collection, query);
-  const byName = options.byName;
-  const plan = !unordered ? "" : byName === undefined ? "choosing" : byName === "name-index" ? byName : "keys";
+  const weeks = readsByWeek(collection, query) ? weekValues(query) : undefined;
+  const plan = pagePlan(unordered, weeks !== undefined, options.byName);
+  // A window that its weeks serve needs no plan of its walk's: any page is read by week.
+  const byName = plan === "weeks" ? undefined : options.byName;
   const window =
-    plan === "keys"
+    weeks ??
+    (plan === "keys"
       ? windowValues(query, false)
       : unordered
         ? unorderedValues(query, now)
-        : windowValues(query, collection.kind === "transaction" && order === "created", options.late);
+        : windowValues(query, collection.kind === "transaction" && order === "created", options.late));
   const values = pageValues(keyHash, now, query, after, window);
   if (options.assumed === true && options.late !== undefined && order === "created") Object.assign(values, assumedValues(options.late));
   if (typeof byName === "object") {
@@ -81,8 +87,25 @@ export function pageQuery(
   return templates.fill(db, shape, values, (slots) => {
     if (plan === "choosing") return choosingPage(db, collection, slots, take);
     if (plan === "keys") return keysPage(db, collection, slots, take);
+    if (plan === "weeks") return weeksPage(db, collection, slots, take);
     return buildPage(db, collection, order, slots, take, upper);
   });
+}
+
+/** Whether a page in name order reads its window by week (window.ts, weekValues): a bounded window of a few weeks. */
+export function readsByWeek(collection: Collection, query: ListQuery): boolean {
+  return listOrder(query) === "name" && tilesWindow(collection, query) && weekValues(query) !== undefined;
+}
+
+/**
+ * Which statement reads a page: for a window in no createdAt order (`unordered`), by week, or
+ * as its walk's plan says (WindowPlan.byName), or, for a walk's first page, the one that picks.
+ */
+function pagePlan(unordered: boolean, byWeek: boolean, byName: WindowPlan["byName"]): "" | "weeks" | "choosing" | "name-index" | "keys" {
+  if (!unordered) return "";
+  if (byWeek) return "weeks";
+  if (byName === undefined) return "choosing";
+  return byName === "name-index" ? byName : "keys";
 }
 
 /**
@@ -178,7 +201,43 @@ function buildPage(
   const arms = windowed
     ? [onTimeArm(base(upper === "cursor"), s, upper), ...late.map((tile) => lateArm(base(true), s, tile))]
     : [base(true).where("late_event_at", "is", null), base(true).where("late_event_at", "is not", null)];
-  return merged(db, arms, take, tenant.with);
+  return merged(db, arms, take, tenant.with, "created");
+}
+
+/**
+ * A page of a bounded window in name order by week (window.ts, weekValues): an arm a week of
+ * the index of rows by event week and name, in name order from the cursor, the first week
+ * checking `since` and the last `until` on the entries, merged.
+ */
+function weeksPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<ListRow> {
+  const table = collection.table;
+  const weeks = weekTiles(s);
+  const tenant = weeks.length === 1 ? oneArmTenant(db, s) : armsTenant(db, s);
+  const arms = weeks.map(({ slot, first, last }) => {
+    let arm = filtered(db, collection, "name", s, true, tenant.ref).select(LIST_COLUMNS).where(weekOf, "=", slot);
+    if (first) arm = arm.where("event_at", ">=", s.since);
+    if (last) arm = arm.where("event_at", "<=", s.until);
+    return arm;
+  });
+  return readBy(db, merged(db, arms, take, tenant.with, "name"), table, `${table}_event_week_name`);
+}
+
+/**
+ * The statement with each read of `table` by the index `index`, where an engine names it
+ * (Engine.namesIndexes); as it is elsewhere, whose planner picks it unasked.
+ */
+function readBy<R>(db: Kysely<Schema>, query: Compilable<R>, table: string, index: string): Compilable<R> {
+  if (!engineOf(db).namesIndexes) return query;
+  return {
+    compile: () => {
+      const compiled = query.compile();
+      const from = `from "${table}" where`;
+      if (!compiled.sql.includes(from)) throw new Error(`no read of ${table} to name ${index} for`);
+      return CompiledQuery.raw(compiled.sql.replaceAll(from, `from "${table}" indexed by "${index}" where`), [
+        ...compiled.parameters,
+      ]) as CompiledQuery<R>;
+    },
+  };
 }
 
 /** A page in name or code order, by that order's index, a window's event dates checked on its entries. */
@@ -536,20 +595,27 @@ function windowCount(db: Kysely<Schema>, collection: Collection, s: Slots, bound
 }
 
 /**
- * The first `take` rows of arms that are each in createdAt order, merged so that each is read
- * only as far as the page needs. SQLite merges a bare `UNION ALL ... ORDER BY ... LIMIT` so;
- * PostgreSQL does (a Merge Append) when each arm is ordered and the union is a subquery, and
- * otherwise sorts every arm whole.
+ * The first `take` rows of arms that are each in the page's order (newest first by createdAt,
+ * or by name), merged so that each is read only as far as the page needs. SQLite merges a bare
+ * `UNION ALL ... ORDER BY ... LIMIT` so; PostgreSQL does (a Merge Append) when each arm is
+ * ordered and the union is a subquery, and otherwise sorts every arm whole.
  */
-function merged(db: Kysely<Schema>, arms: RowsQuery[], take: number, tenantWith: RawBuilder<unknown>): Compilable<ListRow> {
-  const newest = (q: RowsQuery) => q.orderBy("created_at", "desc").orderBy("id", "desc");
+function merged(
+  db: Kysely<Schema>,
+  arms: RowsQuery[],
+  take: number,
+  tenantWith: RawBuilder<unknown>,
+  order: "created" | "name",
+): Compilable<ListRow> {
+  const inOrder = (q: RowsQuery) =>
+    order === "created" ? q.orderBy("created_at", "desc").orderBy("id", "desc") : q.orderBy("name_key").orderBy("id");
   const [first, ...rest] = arms;
   if (first === undefined) throw new Error("a page needs an arm");
-  if (rest.length === 0) return newest(first).limit(sql.lit(take));
+  if (rest.length === 0) return inOrder(first).limit(sql.lit(take));
   if (engineOf(db).mergesOrderedUnion) {
     // Written out after the `with` (its parameters are positional), not embedded, which would
     // put the union in parentheses.
-    const union = newest(unionAll(arms)).limit(sql.lit(take));
+    const union = inOrder(unionAll(arms)).limit(sql.lit(take));
     return {
       compile: () => {
         const [head, body] = [tenantWith.compile(db), union.compile()];
@@ -558,10 +624,11 @@ function merged(db: Kysely<Schema>, arms: RowsQuery[], take: number, tenantWith:
     };
   }
   const union = sql.join(
-    arms.map((arm) => sql`${newest(arm).limit(sql.lit(take))}`),
+    arms.map((arm) => sql`${inOrder(arm).limit(sql.lit(take))}`),
     sql` union all `,
   );
-  const query = sql<ListRow>`${tenantWith}select * from (${union}) as arms order by created_at desc, id desc limit ${sql.lit(take)}`;
+  const orderBy = sql.raw(order === "created" ? "created_at desc, id desc" : "name_key, id");
+  const query = sql<ListRow>`${tenantWith}select * from (${union}) as arms order by ${orderBy} limit ${sql.lit(take)}`;
   return { compile: () => query.compile(db) as CompiledQuery<ListRow> };
 }
 

@@ -18,6 +18,7 @@ import {
   newestQuery,
   newestStored,
   pageQuery,
+  readsByWeek,
   sortedByName,
   tilesWindow,
   windowKeysQuery,
@@ -206,8 +207,12 @@ export async function listPage(
     throw error;
   }
   const position = opened?.position;
+  // A cursor of a walk by the window's keys, but for a window now read by week (one made before that plan was).
   const byKeys =
-    position !== undefined && (opened?.plan === WINDOW_FIRST || opened?.plan === WINDOW_KEYS) && tilesWindow(collection, query);
+    position !== undefined &&
+    (opened?.plan === WINDOW_FIRST || opened?.plan === WINDOW_KEYS) &&
+    tilesWindow(collection, query) &&
+    !readsByWeek(collection, query);
   let plan = byKeys
     ? await keysPlan(db, collection, reader.keyHash, query, position)
     : await windowPlan(db, collection, reader.keyHash, query, opened?.plan);

@@ -12,8 +12,12 @@
  *   A window that is open-ended or would take many arms is first narrowed to the event dates
  *   of the tenant's late rows (LateRange); past them the buckets may reach beyond the window,
  *   as no late row lies there.
- * A plan that needs no createdAt order (a window in name order) reads the late rows instead as
- * one range of the 8-hour level's index (lateRowsArm), and needs neither tiling nor narrowing.
+ * A window in name order that is bounded and spans at most NAME_WEEK_ARMS weeks of event dates
+ * is read from the index of rows by event week and name (0015), one arm a week in name order,
+ * merged, the weeks at its ends checking the event date on the entries (weekValues). Any other
+ * window in name order picks on its first page between the name index and the window's own rows
+ * (list.repository.ts, choosingPage), which read the late rows instead as one range of the
+ * 8-hour level's index (lateRowsArm), and need neither tiling nor narrowing.
  * The arms are disjoint and hold only rows of the window, but for what the two edges turn away
  * on their index entries, whatever its width and however late its rows were stored, so a page
  * reads about `take` rows plus one seek per arm (and, once in a walk for each edge, up to its
@@ -366,4 +370,41 @@ export function lateArm<O>(base: TableQuery<O>, s: Slots, tile: { level: number;
   if (tile.edge && s.since !== undefined) arm = arm.where("late_event_at", ">=", s.since);
   if (tile.edge && s.until !== undefined) arm = arm.where("late_event_at", "<=", s.until);
   return arm;
+}
+
+/**
+ * A bounded window in name order that spans at most this many weeks of event dates is read by
+ * week (weekValues): each week an arm of up to a page of the index of rows by event week and
+ * name, merged, so a page reads about a page of entries plus a seek a week, however small a
+ * share of the tenant's rows the window holds; only the weeks at its ends read entries outside
+ * it, at most their own. A wider window, which a week's arm each would cost more seeks than the
+ * name index costs entries, picks its plan on its first page (list.repository.ts).
+ */
+export const NAME_WEEK_ARMS = 8;
+/** The weeks of that index, counted from 0001-01-01 (a Monday) as the late rows' buckets are: Monday to Sunday, UTC. */
+export const NAME_WEEK_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** A row's event week, as the index (0015) writes it: the divisor is a literal, never a parameter. */
+export const weekOf = sql<number>`(event_at + ${sql.lit(BUCKET_ORIGIN_MS)}) / ${sql.lit(NAME_WEEK_MS)}`;
+
+const weekAt = (ms: number) => Math.floor((ms + BUCKET_ORIGIN_MS) / NAME_WEEK_MS);
+
+/**
+ * A window's values for a page in name order read by week: its bounds and each week it spans,
+ * `w0` to `w<n>` in order (the first checks `since`, the last `until`). Undefined for a window
+ * open at either end or spanning more than NAME_WEEK_ARMS weeks.
+ */
+export function weekValues({ since, until }: Pick<ListQuery, "since" | "until">): Record<string, number> | undefined {
+  if (since === undefined || until === undefined) return undefined;
+  const [first, last] = [weekAt(since), weekAt(until)];
+  if (last - first + 1 > NAME_WEEK_ARMS) return undefined;
+  const values: Record<string, number> = { since, until };
+  for (let week = first; week <= last; week += 1) values[`w${week - first}`] = week;
+  return values;
+}
+
+/** The weeks of a page read by week, from its values' names (weekValues): each one's slot, and whether it is the first or the last. */
+export function weekTiles(s: Slots): { slot: Slots[string]; first: boolean; last: boolean }[] {
+  const weeks = Object.keys(s).filter((name) => /^w\d+$/.test(name));
+  return weeks.map((name, i) => ({ slot: s[name], first: i === 0, last: i === weeks.length - 1 }));
 }

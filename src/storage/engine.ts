@@ -60,6 +60,13 @@ export interface Engine {
    */
   readonly hidesFromIndex: boolean;
   /**
+   * A table in a FROM can name the index it must be read by (SQLite's `INDEXED BY`). Without
+   * statistics (a new database, until `PRAGMA optimize` gathers them) SQLite reckons an equality
+   * on an expression index no narrower than a range of another index, and reads a window's week
+   * by the name index instead (lists/window.ts, weekValues).
+   */
+  readonly namesIndexes: boolean;
+  /**
    * The aggregate that gathers values into one JSON array, and the function that makes one of
    * its arguments: a statement returns one row of many values, where rows cost a driver more.
    */
@@ -126,6 +133,7 @@ export const SQLITE: Engine = {
   clusteredTables: true,
   rowAddress: "rowid",
   hidesFromIndex: true,
+  namesIndexes: true,
   jsonArrays: { aggregate: "json_group_array", of: "json_array" },
   keysForSmallShares: true,
   replansOnBind: true,
@@ -170,6 +178,7 @@ export const POSTGRES: Engine = {
   clusteredTables: false,
   rowAddress: "ctid",
   hidesFromIndex: false,
+  namesIndexes: false,
   jsonArrays: { aggregate: "json_agg", of: "json_build_array" },
   keysForSmallShares: false,
   replansOnBind: false,

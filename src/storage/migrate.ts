@@ -15,6 +15,7 @@ import { dropLateHoursMigration } from "./migrations/0011-drop-late-hours.js";
 import { dropLateTopLevelMigration } from "./migrations/0012-drop-late-top-level.js";
 import { windowRowsCoverNameMigration } from "./migrations/0013-window-rows-cover-name.js";
 import { postgresWindowRowsKeepNameMigration } from "./migrations/0014-postgres-window-rows-keep-name.js";
+import { windowWeeksByNameMigration } from "./migrations/0015-window-weeks-by-name.js";
 
 function provider(storage: Storage): MigrationProvider {
   return {
@@ -34,6 +35,7 @@ function provider(storage: Storage): MigrationProvider {
         "0012-drop-late-top-level": dropLateTopLevelMigration(),
         "0013-window-rows-cover-name": windowRowsCoverNameMigration(storage.engine),
         "0014-postgres-window-rows-keep-name": postgresWindowRowsKeepNameMigration(storage.engine),
+        "0015-window-weeks-by-name": windowWeeksByNameMigration(),
       };
     },
   };
