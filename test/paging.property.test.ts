@@ -62,7 +62,9 @@ const BASE_EVENT = Date.UTC(2026, 2, 1, 10, 0, 0, 0);
 const MIDNIGHT = Date.UTC(2026, 2, 1);
 /**
  * Event instants, a few of them 1 ms apart, so inclusive bounds matter; some either side of a
- * midnight and days apart, as a window reads late records by the day of their event.
+ * midnight and days apart, as a window reads late records by the day of their event; and one
+ * months before, so that a bounded window in name order may span more than NAME_WEEK_ARMS
+ * weeks (which picks its plan on its first page) as well as fewer (which is read by week).
  */
 const EVENT_MS = [
   BASE_EVENT,
@@ -74,6 +76,7 @@ const EVENT_MS = [
   MIDNIGHT - 1,
   MIDNIGHT,
   BASE_EVENT - 10 * 86_400_000,
+  BASE_EVENT - 120 * 86_400_000,
 ];
 /** Zone offsets, in minutes, the same instant is written with. */
 const OFFSETS = [0, 60, -180, 330];
