@@ -691,11 +691,39 @@ describe("time window in name order", () => {
   }, 120_000);
 });
 
+/** Rows in name order as the database orders them: by code point. */
+const byName = (a: { key: string; id: string }, b: { key: string; id: string }) =>
+  compareCodePoints(a.key, b.key) || compareCodePoints(a.id, b.id);
+
+/** Follows a walk page by page at `limit`, calling `between` after each page with what it has read so far. */
+async function walk(
+  tenant: TestTenant,
+  query: string,
+  limit: number,
+  between: (read: { id: string; key: string }[], plan?: string) => Promise<void>,
+) {
+  const read: { id: string; key: string }[] = [];
+  const plans: (string | undefined)[] = [];
+  let cursor: string | null = null;
+  do {
+    const url: string = `/v1/withdrawals?limit=${limit}&${query}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`;
+    const reply: Reply<{ data: { id: string; employeeName: string }[]; cursor: string | null }> = await get(
+      server(),
+      url,
+      tenant.keys.read,
+    );
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    read.push(...reply.body.data.map((r) => ({ id: r.id, key: sortKey(r.employeeName) })));
+    cursor = reply.body.cursor;
+    plans.push(cursor === null ? undefined : planOfCursor(cursor));
+    await between(read, plans[plans.length - 1]);
+  } while (cursor !== null);
+  return { read, plans };
+}
+
 describe("a bounded window in name order of a few weeks", () => {
   /** The start of the week (Monday, UTC) that `ms` lies in, as the index of rows by event week counts them. */
   const weekStart = (ms: number) => Math.floor((ms + BUCKET_ORIGIN_MS) / NAME_WEEK_MS) * NAME_WEEK_MS - BUCKET_ORIGIN_MS;
-  const byName = (a: { key: string; id: string }, b: { key: string; id: string }) =>
-    compareCodePoints(a.key, b.key) || compareCodePoints(a.id, b.id);
   const names = ["Maria", "mário", "MARTA", "Ana", "Zé", "Márcia", "ma \u{1D49C}", "ma \uFFFD"];
 
   it("returns exactly the records of windows of a minute to NAME_WEEK_ARMS weeks, at the weeks' edges, with no plan in their cursors", async () => {
@@ -772,24 +800,12 @@ describe("a bounded window in name order of a few weeks", () => {
       [now - 30_000, since + DAY, since + 8 * DAY, since - 1].map((event, e) => ({ id: `wd-new-${n}-${e}`, name, event })),
     );
     const query = `name=ma&createdSince=${iso(since)}&createdUntil=${iso(until)}`;
-    const read: { id: string; key: string }[] = [];
-    let cursor: string | null = null;
     let cursorKey: { id: string; key: string } | undefined;
-    do {
-      const url: string = `/v1/withdrawals?limit=4&${query}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`;
-      const reply: Reply<{ data: { id: string; employeeName: string }[]; cursor: string | null }> = await get(
-        server(),
-        url,
-        tenant.keys.read,
-      );
-      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-      read.push(...reply.body.data.map((r) => ({ id: r.id, key: sortKey(r.employeeName) })));
-      cursor = reply.body.cursor;
-      if (read.length === 12) {
-        cursorKey = read[read.length - 1];
-        await store(during);
-      }
-    } while (cursor !== null);
+    const { read } = await walk(tenant, query, 4, async (sofar) => {
+      if (sofar.length !== 12) return;
+      cursorKey = sofar[sofar.length - 1];
+      await store(during);
+    });
     const named = (r: { name: string }) => sortKey(r.name).startsWith("ma");
     const before = records
       .filter((r) => inWindow(r) && named(r))
@@ -805,8 +821,6 @@ describe("a bounded window in name order of a few weeks", () => {
 });
 
 describe("a walk of a window in name order by its window's keys", () => {
-  const byName = (a: { key: string; id: string }, b: { key: string; id: string }) =>
-    compareCodePoints(a.key, b.key) || compareCodePoints(a.id, b.id);
   /** Thirty days: each walk's window spans more than NAME_WEEK_ARMS weeks, which would be read by week. */
   const D = 30 * DAY;
 
@@ -819,32 +833,6 @@ describe("a walk of a window in name order by its window's keys", () => {
         "withdrawals",
         records.slice(i, i + 1000).map((r) => withdrawal(r)),
       );
-  }
-
-  /** Follows a walk page by page at `limit`, calling `between` after each page with what it has read so far. */
-  async function walk(
-    tenant: TestTenant,
-    query: string,
-    limit: number,
-    between: (read: { id: string; key: string }[], plan?: string) => Promise<void>,
-  ) {
-    const read: { id: string; key: string }[] = [];
-    const plans: (string | undefined)[] = [];
-    let cursor: string | null = null;
-    do {
-      const url: string = `/v1/withdrawals?limit=${limit}&${query}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`;
-      const reply: Reply<{ data: { id: string; employeeName: string }[]; cursor: string | null }> = await get(
-        server(),
-        url,
-        tenant.keys.read,
-      );
-      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-      read.push(...reply.body.data.map((r) => ({ id: r.id, key: sortKey(r.employeeName) })));
-      cursor = reply.body.cursor;
-      plans.push(cursor === null ? undefined : planOfCursor(cursor));
-      await between(read, plans[plans.length - 1]);
-    } while (cursor !== null);
-    return { read, plans };
   }
 
   it("returns every record of the window once, with those stored during the walk past its cursor, in code-point order", async () => {
