@@ -65,7 +65,7 @@ export function pageQuery(
   const now = Date.now();
   after ??= order === "created" ? belowNewest(options.newest) : undefined;
   const unordered = order !== "created" && tilesWindow(collection, query);
-  const weeks = readsByWeek(collection, query) ? weekValues(query) : undefined;
+  const weeks = weeksOf(collection, query);
   const plan = pagePlan(unordered, weeks !== undefined, options.byName);
   // A window that its weeks serve needs no plan of its walk's: any page is read by week.
   const byName = plan === "weeks" ? undefined : options.byName;
@@ -92,9 +92,12 @@ export function pageQuery(
   });
 }
 
-/** Whether a page in name order reads its window by week (window.ts, weekValues): a bounded window of a few weeks. */
-export function readsByWeek(collection: Collection, query: ListQuery): boolean {
-  return listOrder(query) === "name" && tilesWindow(collection, query) && weekValues(query) !== undefined;
+/**
+ * The weeks a page in name order reads its window by (window.ts, weekValues), as its values:
+ * for a bounded window of a few weeks; undefined for any other page.
+ */
+export function weeksOf(collection: Collection, query: ListQuery): Record<string, number> | undefined {
+  return listOrder(query) === "name" && tilesWindow(collection, query) ? weekValues(query) : undefined;
 }
 
 /**

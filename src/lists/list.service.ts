@@ -18,9 +18,9 @@ import {
   newestQuery,
   newestStored,
   pageQuery,
-  readsByWeek,
   sortedByName,
   tilesWindow,
+  weeksOf,
   windowKeysQuery,
   type WindowPlan,
 } from "./list.repository.js";
@@ -212,7 +212,7 @@ export async function listPage(
     position !== undefined &&
     (opened?.plan === WINDOW_FIRST || opened?.plan === WINDOW_KEYS) &&
     tilesWindow(collection, query) &&
-    !readsByWeek(collection, query);
+    weeksOf(collection, query) === undefined;
   let plan = byKeys
     ? await keysPlan(db, collection, reader.keyHash, query, position)
     : await windowPlan(db, collection, reader.keyHash, query, opened?.plan);
