@@ -572,6 +572,17 @@ describe("time window narrower than a millisecond", () => {
   });
 });
 
+/** Syncs withdrawals of the given ids, employee names and event dates, in batches of 1,000. */
+async function storeNamed(tenant: TestTenant, rows: { id: string; name: string; event: number }[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 1000)
+    await sync(
+      server(),
+      tenant,
+      "withdrawals",
+      rows.slice(i, i + 1000).map((r) => withdrawal({ id: r.id, employeeName: r.name, deliveredAt: iso(r.event) })),
+    );
+}
+
 describe("time window in name order", () => {
   it("returns the same records by either plan: the window's own rows sorted, or the name index when the window is large", async () => {
     const tenant = await newTenant(server());
@@ -588,15 +599,7 @@ describe("time window in name order", () => {
       event: now - Math.floor(((i * 7919) % 10_000) * 86_400 * TIME_SCALE), // spread over ten `days`, in no order
     }));
     server().clock.now = now;
-    for (let i = 0; i < stored.length; i += 1000) {
-      const batch = stored.slice(i, i + 1000);
-      await sync(
-        server(),
-        tenant,
-        "withdrawals",
-        batch.map((r) => withdrawal({ id: r.id, employeeName: r.name, deliveredAt: iso(r.event) })),
-      );
-    }
+    await storeNamed(tenant, stored);
     server().clock.now = undefined;
     const windows: [number | undefined, number | undefined][] = [
       [now - 11 * day, now + day],
@@ -737,12 +740,7 @@ describe("a bounded window in name order of a few weeks", () => {
       ),
     );
     server().clock.now = now;
-    await sync(
-      server(),
-      tenant,
-      "withdrawals",
-      stored.map((r) => withdrawal({ id: r.id, employeeName: r.name, deliveredAt: iso(r.event) })),
-    );
+    await storeNamed(tenant, stored);
     server().clock.now = undefined;
     const week = (w: number) => first + w * NAME_WEEK_MS;
     const windows: [number, number, "weeks" | "picked"][] = [
@@ -781,13 +779,7 @@ describe("a bounded window in name order of a few weeks", () => {
     const now = Date.now();
     const start = weekStart(now) - 2 * NAME_WEEK_MS;
     const [since, until] = [start + HOUR, now + HOUR];
-    const store = (rows: { id: string; name: string; event: number }[]) =>
-      sync(
-        server(),
-        tenant,
-        "withdrawals",
-        rows.map((r) => withdrawal({ id: r.id, employeeName: r.name, deliveredAt: iso(r.event) })),
-      );
+    const store = (rows: { id: string; name: string; event: number }[]) => storeNamed(tenant, rows);
     const records = Array.from({ length: 60 }, (_, i) => ({
       id: `wd-${String(i).padStart(2, "0")}`,
       name: names[i % names.length]!,
@@ -845,13 +837,7 @@ describe("a walk of a window in name order by its window's keys", () => {
       name: names[i % names.length]!,
       event: i % 3 === 0 ? now - 2 * D - i * 60_000 : now - i * 60_000,
     }));
-    const store = (rows: typeof records) =>
-      sync(
-        server(),
-        tenant,
-        "withdrawals",
-        rows.map((r) => withdrawal({ id: r.id, employeeName: r.name, deliveredAt: iso(r.event) })),
-      );
+    const store = (rows: typeof records) => storeNamed(tenant, rows);
     // And one record long before the window, so that the first page does not probe the name index but counts (choosingPage).
     await store([...records, { id: "wk-early", name: "Ana", event: now - 600 * D }]);
     const query = `name=an&createdSince=${iso(now - 3 * D)}&createdUntil=${iso(now + HOUR)}`;
