@@ -359,6 +359,33 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
         }
       }
     }
+    // Late rows whose event dates span decades (a device's clock reset to 1970): a window over
+    // them would take more arms than MAX_LATE_ARMS, and reads them as one arm by createdAt instead.
+    {
+      const collection = COLLECTIONS.find((c) => c.name === "withdrawals")!;
+      const text = "createdSince=1970-01-01T00:00:00Z&createdUntil=2026-11-01T00:00:00Z";
+      const late = { low: Date.UTC(1970, 0, 1), high: Date.UTC(2026, 10, 1) };
+      lines.push("## withdrawals whose late rows span decades", "");
+      for (const other of [undefined, { key: Date.UTC(2026, 5, 10, 10, 30), id: "x" }]) {
+        const at = other === undefined ? "none" : new Date(other.key).toISOString();
+        const title = `withdrawals?${text}, late rows from 1970 on, cursor ${at}`;
+        const compiled = pageQuery(storage.db, collection, keyHash, parseListQuery(collection, text), other, 21, { late });
+        // Its first page reads the late rows from the newest on, as the plain list's does.
+        const details = await explainChecked(collection, compiled, title, other === undefined, 0);
+        expect(details.join(" | "), `${title}: not one arm by createdAt`).toMatch(/withdrawals_late_created/);
+        expect(details.join(" | "), `${title}: reads a bucket`).not.toMatch(/withdrawals_late_b\d/);
+        lines.push(
+          `### ?${text} (late rows from 1970 on, cursor ${at})`,
+          "",
+          "```sql",
+          compiled.sql,
+          "```",
+          "",
+          ...details.map((d) => `    ${d}`),
+          "",
+        );
+      }
+    }
     // Where the engine tells which nodes never ran, a first page in name order was checked on each collection with such rows.
     if (explainer.unrun !== undefined) expect(unrunChecked).toBeGreaterThan(0);
     await expect(lines.join("\n")).toMatchFileSnapshot(`../docs/sql/list-queries.${ENGINE}.md`);

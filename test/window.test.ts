@@ -572,6 +572,47 @@ describe("time window narrower than a millisecond", () => {
   });
 });
 
+describe("time windows at the ends of the dates a record can carry", () => {
+  it("returns exactly the records of windows from the first instant of year 1 to the last of 9999, in either order", async () => {
+    const tenant = await newTenant(server());
+    const now = Date.UTC(2026, 6, 20, 12);
+    const [first, last] = [Date.parse("0001-01-01T00:00:00.000Z"), Date.parse("9999-12-31T23:59:59.999Z")];
+    // Every record late but the one stored at its event: their buckets and weeks are the first
+    // and last any date has, and the windows' probes and spans reach past both ends.
+    const events = [first, first + 1, first + NAME_WEEK_MS, now - DAY, now, last - NAME_WEEK_MS, last - 1, last];
+    const stored = events.map((event, i) => ({ id: `we-${i}`, name: ["Maria", "Ana", "mário"][i % 3]!, event }));
+    server().clock.now = now;
+    await storeNamed(tenant, stored);
+    server().clock.now = undefined;
+    const windows: [number | undefined, number | undefined][] = [
+      [first, last],
+      [first, undefined],
+      [undefined, last],
+      [first, first],
+      [last, last],
+      [first, now],
+      [now, last],
+      [first + 1, last - 1],
+    ];
+    for (const [since, until] of windows) {
+      const bounds = `${since === undefined ? "" : `&createdSince=${iso(since)}`}${until === undefined ? "" : `&createdUntil=${iso(until)}`}`;
+      const inWindow = stored.filter((r) => (since === undefined || r.event >= since) && (until === undefined || r.event <= until));
+      for (const name of [undefined, "ma"]) {
+        const want = inWindow
+          .filter((r) => name === undefined || sortKey(r.name).startsWith(name))
+          .map((r) => ({ id: r.id, key: sortKey(r.name) }))
+          .sort(byName)
+          .map((r) => r.id);
+        const query = `${name === undefined ? "" : `name=${name}`}${bounds}`;
+        const { items } = await readAll(server(), tenant.keys.read, `/v1/withdrawals?${query}`, [2, 100]);
+        const ids = items.map((r) => r.id);
+        // In createdAt order every record shares `now`, so ties go by id, newest first.
+        expect(name === undefined ? [...ids].sort() : ids, query).toEqual(name === undefined ? [...want].sort() : want);
+      }
+    }
+  });
+});
+
 /** Syncs withdrawals of the given ids, employee names and event dates, in batches of 1,000. */
 async function storeNamed(tenant: TestTenant, rows: { id: string; name: string; event: number }[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 1000)

@@ -22,6 +22,7 @@ import {
   EDGE_LEVEL,
   inLateRowsOrder,
   lateArm,
+  lateByCreatedArm,
   lateRowsArm,
   lateTiles,
   NAME_INDEX_PAGES,
@@ -195,14 +196,17 @@ function buildPage(
   const page = (q: RowsQuery) => q.orderBy("created_at", "desc").orderBy("id", "desc").limit(sql.lit(take));
   const windowed = s.since !== undefined || s.until !== undefined;
   const late = windowed ? lateTiles(s) : [];
+  const lateByCreated = windowed && s.lateByCreatedAt !== undefined;
   // Master data and relationship filters have an index of all their rows by createdAt;
   // a transaction list's rows are indexed by createdAt as two parts, on time and late.
   const single = collection.kind !== "transaction" || RELATIONS.some((r) => s[r] !== undefined);
-  const tenant = single || (windowed && late.length === 0) ? oneArmTenant(db, s, collection) : armsTenant(db, s, collection);
+  const oneArm = single || (windowed && late.length === 0 && !lateByCreated);
+  const tenant = oneArm ? oneArmTenant(db, s, collection) : armsTenant(db, s, collection);
   const base = (withCursor: boolean) => filtered(db, collection, order, s, withCursor, tenant.ref).select(LIST_COLUMNS);
   if (single) return page(base(true));
+  const lateArms = lateByCreated ? [lateByCreatedArm(base(true), s)] : late.map((tile) => lateArm(base(true), s, tile));
   const arms = windowed
-    ? [onTimeArm(base(upper === "cursor"), s, upper), ...late.map((tile) => lateArm(base(true), s, tile))]
+    ? [onTimeArm(base(upper === "cursor"), s, upper), ...lateArms]
     : [base(true).where("late_event_at", "is", null), base(true).where("late_event_at", "is not", null)];
   return merged(db, arms, take, tenant.with, "created");
 }

@@ -18,6 +18,8 @@
  * window in name order picks on its first page between the name index and the window's own rows
  * (list.repository.ts, choosingPage), which read the late rows instead as one range of the
  * 8-hour level's index (lateRowsArm), and need neither tiling nor narrowing.
+ * Late rows whose event dates span decades would take more arms than MAX_LATE_ARMS: they are
+ * read as one arm in createdAt order instead, the event date checked on each row.
  * The arms are disjoint and hold only rows of the window, but for what the two edges turn away
  * on their index entries, whatever its width and however late its rows were stored, so a page
  * reads about `take` rows plus one seek per arm (and, once in a walk for each edge, up to its
@@ -82,12 +84,22 @@ export const WINDOW_KEYS_BOUND = 20_000;
 export const KEYS_SHARE = 20;
 const TOP = BUCKET_LEVELS_MS.length - 1;
 
-/** A late row's bucket at a level, as the indexes write it: the divisor is a literal, never a parameter. */
+/**
+ * A late row's bucket at a level, as the indexes write it (0016): the divisor is a literal, never
+ * a parameter, and the bucket a 4-byte integer, which every event date's is.
+ */
 export const bucketOf = (level: number) =>
-  sql<number>`(late_event_at + ${sql.lit(BUCKET_ORIGIN_MS)}) / ${sql.lit(BUCKET_LEVELS_MS[level] ?? EDGE_MS)}`;
+  sql<number>`cast((late_event_at + ${sql.lit(BUCKET_ORIGIN_MS)}) / ${sql.lit(BUCKET_LEVELS_MS[level] ?? EDGE_MS)} as integer)`;
+
+/**
+ * A number compared with a bucket or a week, kept within a 4-byte integer, as PostgreSQL takes
+ * it: the bounds that lie beyond any event date (an open end, a span far past the window) may
+ * not, and every bucket and week of a row lies well within.
+ */
+const asInteger = (n: number) => Math.min(2 ** 31 - 1, Math.max(-(2 ** 31), n));
 
 /** The bucket of an event date at a level. */
-const bucketAt = (level: number, ms: number) => Math.floor((ms + BUCKET_ORIGIN_MS) / (BUCKET_LEVELS_MS[level] ?? EDGE_MS));
+const bucketAt = (level: number, ms: number) => asInteger(Math.floor((ms + BUCKET_ORIGIN_MS) / (BUCKET_LEVELS_MS[level] ?? EDGE_MS)));
 
 /** One bucket of a tiling; an edge lies only partly in the window, where late rows may lie outside it. */
 export interface Tile {
@@ -155,7 +167,7 @@ export function needsLateRange(query: ListQuery, armsPerQuery: number): boolean 
   const { since, until } = query;
   if (since === undefined && until === undefined) return false;
   if (since === undefined || until === undefined) return true;
-  return Object.keys(lateValues(query, undefined)).length > armsPerQuery;
+  return lateArms(lateValues(query, undefined)) > armsPerQuery;
 }
 
 /**
@@ -196,6 +208,19 @@ export function windowValues(query: ListQuery, tiled: boolean, late?: LateRange 
 }
 
 /**
+ * The most arms a window's late rows are tiled by. Late rows whose event dates span decades (a
+ * device whose clock was reset to 1970, a year typed wrong) would take more, each one planned,
+ * and SQLite allows at most 500 in a statement: such a window reads its late rows instead as one
+ * arm, the late rows by createdAt with the event date checked on each (lateByCreatedArm), which
+ * costs a page about `take` entries over the window's share of the late rows it passes.
+ */
+export const MAX_LATE_ARMS = 100;
+
+/** How many index probes a window's late values cost, a tiling's arms; more than any tiling for the one arm that replaces too many. */
+const lateArms = (values: Readonly<Record<string, number>>) =>
+  values.lateByCreatedAt === undefined ? Object.keys(values).length : MAX_LATE_ARMS + 1;
+
+/**
  * Tilings by window and late range, as values named by tile: a walk asks for the same one on
  * every page, and working it out again was a third of a page query's making.
  */
@@ -208,7 +233,9 @@ function lateValues({ since, until }: ListQuery, late: LateRange | null | undefi
   if (values === undefined) {
     const named: Record<string, number> = {};
     const span = lateSpan({ since, until }, late);
-    if (span !== undefined) tiles(...span).forEach((tile, i) => (named[`${tile.edge ? "e" : "b"}${tile.level}_${i}`] = tile.bucket));
+    const tiling = span === undefined ? [] : tiles(...span);
+    if (tiling.length > MAX_LATE_ARMS) named.lateByCreatedAt = 1;
+    else tiling.forEach((tile, i) => (named[`${tile.edge ? "e" : "b"}${tile.level}_${i}`] = tile.bucket));
     values = Object.freeze(named);
     tilings.set(key, values);
   }
@@ -263,7 +290,7 @@ export function assumedLateRange(
  * (assumedValues). The cheapest range is taken (list.service.ts).
  */
 export function lateProbes(query: ListQuery, late: LateRange | null | undefined, assumed: boolean): number {
-  const arms = Object.keys(lateValues(query, late)).length;
+  const arms = lateArms(lateValues(query, late));
   if (!assumed || late === undefined) return arms;
   return arms + (late === null || late.low === EARLIEST_MS ? 1 : 2);
 }
@@ -338,6 +365,17 @@ export function inLateRowsOrder<O>(arm: TableQuery<O>): TableQuery<O> {
 }
 
 /**
+ * The window's late rows as one arm in createdAt order, from the index of late rows by createdAt,
+ * the event date checked on each row: for a tiling of more than MAX_LATE_ARMS arms.
+ */
+export function lateByCreatedArm<O>(base: TableQuery<O>, s: Slots): TableQuery<O> {
+  let arm = base.where("late_event_at", "is not", null);
+  if (s.since !== undefined) arm = arm.where("late_event_at", ">=", s.since);
+  if (s.until !== undefined) arm = arm.where("late_event_at", "<=", s.until);
+  return arm;
+}
+
+/**
  * What ends arm A's createdAt range at the top: one bound, the tighter of the cursor and
  * `until + SLACK` (the other is then implied), so the range scan starts where the page does.
  */
@@ -384,10 +422,10 @@ export const NAME_WEEK_ARMS = 8;
 /** The weeks of that index, counted from 0001-01-01 (a Monday) as the late rows' buckets are: Monday to Sunday, UTC. */
 export const NAME_WEEK_MS = 7 * 24 * 60 * 60 * 1000;
 
-/** A row's event week, as the index (0015) writes it: the divisor is a literal, never a parameter. */
-export const weekOf = sql<number>`(event_at + ${sql.lit(BUCKET_ORIGIN_MS)}) / ${sql.lit(NAME_WEEK_MS)}`;
+/** A row's event week, as the index (0015, 0016) writes it: the divisor is a literal, never a parameter. */
+export const weekOf = sql<number>`cast((event_at + ${sql.lit(BUCKET_ORIGIN_MS)}) / ${sql.lit(NAME_WEEK_MS)} as integer)`;
 
-const weekAt = (ms: number) => Math.floor((ms + BUCKET_ORIGIN_MS) / NAME_WEEK_MS);
+const weekAt = (ms: number) => asInteger(Math.floor((ms + BUCKET_ORIGIN_MS) / NAME_WEEK_MS));
 
 /**
  * A window's values for a page in name order read by week: its bounds and each week it spans,

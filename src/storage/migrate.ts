@@ -16,6 +16,7 @@ import { dropLateTopLevelMigration } from "./migrations/0012-drop-late-top-level
 import { windowRowsCoverNameMigration } from "./migrations/0013-window-rows-cover-name.js";
 import { postgresWindowRowsKeepNameMigration } from "./migrations/0014-postgres-window-rows-keep-name.js";
 import { windowWeeksByNameMigration } from "./migrations/0015-window-weeks-by-name.js";
+import { windowBucketsAsIntegersMigration } from "./migrations/0016-window-buckets-as-integers.js";
 
 function provider(storage: Storage): MigrationProvider {
   return {
@@ -36,6 +37,7 @@ function provider(storage: Storage): MigrationProvider {
         "0013-window-rows-cover-name": windowRowsCoverNameMigration(storage.engine),
         "0014-postgres-window-rows-keep-name": postgresWindowRowsKeepNameMigration(storage.engine),
         "0015-window-weeks-by-name": windowWeeksByNameMigration(),
+        "0016-window-buckets-as-integers": windowBucketsAsIntegersMigration(),
       };
     },
   };
