@@ -403,6 +403,18 @@ describe("endpoints that need no key", () => {
     }
   });
 
+  it.each(["/healthz", "/readyz", "/v1/openapi.json", "/docs"])(
+    "answers other methods on %s with 405 and Allow: GET, HEAD",
+    async (path) => {
+      for (const method of ["POST", "PUT", "PATCH", "DELETE", "OPTIONS"]) {
+        const reply = await request(server(), method, path);
+        expect(reply.status, `${method} ${path}`).toBe(405);
+        expect(reply.headers.get("allow"), `${method} ${path}`).toBe("GET, HEAD");
+        expect(reply.body).toMatchObject({ status: 405, code: "method_not_allowed", detail: `${path} allows GET, HEAD` });
+      }
+    },
+  );
+
   it("serves an OpenAPI document that declares bearer auth on the keyed routes", async () => {
     const reply = await request(server(), "GET", "/v1/openapi.json");
     expect(reply.body.openapi).toMatch(/^3\./);

@@ -51,12 +51,18 @@ function methodNotAllowed(allow: readonly string[], detail: string): Omit<RouteO
   };
 }
 
+/**
+ * The paths outside /v1 that answer 405 to the methods they have no route for: the health checks
+ * and the reference page (whose assets below /docs/ are its plugin's to answer).
+ */
+const OTHER_PATHS = ["/healthz", "/readyz", "/docs"];
+
 /** The path as the OpenAPI document writes it: `/v1/webhook-endpoints/{id}`. */
 const documented = (url: string) => url.replace(/:(\w+)/g, "{$1}");
 
 export class RouteBook {
   private readonly booked: BookedRoute[] = [];
-  /** The API's paths (under /v1, shown in the reference): the methods each has, and its 405's wording. */
+  /** The API's paths (under /v1) and OTHER_PATHS: the methods each has, and its 405's wording. */
   private readonly paths = new Map<string, { methods: Set<string>; refusal: string | undefined }>();
 
   /** Books every route `app` registers from now on. */
@@ -66,7 +72,7 @@ export class RouteBook {
       for (const method of [route.method].flat()) {
         this.booked.push({ method, url: route.url, scope: route.config?.scope, refuses });
       }
-      if (refuses || !route.url.startsWith("/v1/") || route.schema?.hide === true) return;
+      if (refuses || !(route.url.startsWith("/v1/") || OTHER_PATHS.includes(route.url))) return;
       const path = this.paths.get(route.url) ?? { methods: new Set<string>(), refusal: undefined };
       for (const method of [route.method].flat()) path.methods.add(method);
       path.refusal ??= route.config?.refusal;
@@ -79,7 +85,7 @@ export class RouteBook {
     return this.booked;
   }
 
-  /** Registers a 405 on each of the API's paths, for every method it has no route for. */
+  /** Registers a 405 on each of those paths, for every method it has no route for. */
   refuseOtherMethods(app: FastifyInstance): void {
     for (const [url, { methods, refusal }] of this.paths) {
       const allow = HTTP_METHODS.filter((method) => methods.has(method));
