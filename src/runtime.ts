@@ -11,7 +11,7 @@ import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.js";
 import { listenMetrics, type MetricsListener } from "./metrics/metrics.server.js";
 import { seedDemoOnFirstStart, type DemoResult } from "./demo/demo.service.js";
-import type { Config } from "./platform/config.js";
+import { listenError, type Config } from "./platform/config.js";
 import { CursorCodec } from "./platform/cursor.js";
 import { openStorage } from "./storage/database.js";
 import { ENGINES } from "./storage/engine.js";
@@ -132,11 +132,16 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     app,
     demo,
     async listen() {
-      const url = await app.listen({ port: config.port, host: config.host });
+      const { host, port } = config;
+      const url = await app
+        .listen({ port, host })
+        .catch((error: unknown) => Promise.reject(listenError(error, { host, port, hostSetting: "HOST", portSetting: "PORT" })));
       // The primary of `serve --workers` serves the metrics of all its workers (workers.ts).
       if (config.metrics !== undefined && !cluster.isWorker) {
-        metrics = await listenMetrics(config.metrics.host, config.metrics.port);
-        app.log.info({ url: metrics.url }, "metrics listening");
+        const where = { ...config.metrics, hostSetting: "CRIBLINE_METRICS_HOST", portSetting: "CRIBLINE_METRICS_PORT" };
+        const listener = await listenMetrics(where.host, where.port).catch((error: unknown) => Promise.reject(listenError(error, where)));
+        metrics = listener;
+        app.log.info({ url: listener.url }, "metrics listening");
       }
       deliveries.start();
       retention?.start();

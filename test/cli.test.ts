@@ -2,6 +2,8 @@
  * The `cribline` command line, run as the real executable against a fresh database per
  * test (README: "Command line"): migrate, tenants, keys, import, demo and serve.
  */
+import { spawn } from "node:child_process";
+import { createServer, type AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "kysely";
@@ -13,7 +15,7 @@ import { findTenantBySlug } from "../src/tenants/tenant.repository.js";
 import { insertEndpoint } from "../src/webhooks/endpoint.repository.js";
 import { withdrawal } from "./support/factories.js";
 import { Receiver } from "./support/receiver.js";
-import { httpGet, lastLine, readAllOver, useCliWorkspace, type CliResult } from "./support/cli.js";
+import { BIN, httpGet, lastLine, readAllOver, useCliWorkspace, type CliResult } from "./support/cli.js";
 
 const workspace = useCliWorkspace();
 
@@ -581,6 +583,43 @@ describe("cribline serve", () => {
     const result = await workspace().run(["serve"], { CRIBLINE_WEBHOOK_RETENTION_DAYS: "3" });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/CRIBLINE_WEBHOOK_RETENTION_DAYS must be 0 \(keep for ever\) or at least 7 days, got "3"/);
+  });
+
+  it.each([
+    [{ DATABASE_POOL_SIZE: "abc" }, /DATABASE_POOL_SIZE must be a whole number from 1 to 1000, got "abc"/],
+    [{ DATABASE_STATEMENT_TIMEOUT_MS: "-5" }, /DATABASE_STATEMENT_TIMEOUT_MS must be a whole number from 100/],
+  ])("serve refuses the database setting %j on either engine, naming it", async (env, message) => {
+    const result = await workspace().run(["serve"], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(message);
+  });
+
+  it("serve names HOST when it cannot listen on that address, and PORT when another process listens there", async () => {
+    // An address of the documentation range (RFC 5737), no machine's own.
+    const foreign = await workspace().run(["serve"], { HOST: "203.0.113.7" });
+    expect(foreign.code).toBe(1);
+    expect(foreign.stderr).toMatch(/HOST must be an address of this machine to listen on, got "203\.0\.113\.7" \(EADDRNOTAVAIL\)/);
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (blocker.address() as AddressInfo).port;
+      const taken = await workspace().run(["serve"], { PORT: String(port) });
+      expect(taken.code).toBe(1);
+      expect(taken.stderr).toContain(`PORT ${port} is in use on 127.0.0.1 (EADDRINUSE)`);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+  });
+
+  it("openapi stops quietly, with status 0, when its reader closes the pipe early (`cribline openapi | head`)", async () => {
+    const env = Object.fromEntries(Object.entries({ PATH: process.env.PATH, ...workspace().env }).filter(([, v]) => v !== undefined));
+    const child = spawn(process.execPath, [BIN, "openapi"], { cwd: workspace().dir, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
+    // The reader takes the first chunk and goes away, as `head` does.
+    child.stdout.once("data", () => child.stdout.destroy());
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
   });
 
   it.each([["CRIBLINE_DEMO"], ["CRIBLINE_WEBHOOKS_ALLOW_PRIVATE"]])(

@@ -72,6 +72,9 @@ export function parseDatabaseUrl(raw: string | undefined, env: NodeJS.ProcessEnv
   if (raw.startsWith("sqlite:")) {
     const path = raw.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "");
     if (path === "") throw new ConfigError("DATABASE_URL sqlite:<path> needs a path (or :memory:)");
+    // PostgreSQL's settings, checked all the same: a bad value is refused whatever the engine.
+    integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000);
+    integer(env, "DATABASE_STATEMENT_TIMEOUT_MS", 5000, 100, 3_600_000);
     return { engine: "sqlite", path };
   }
   if (raw.startsWith("postgres://") || raw.startsWith("postgresql://")) {
@@ -145,4 +148,21 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     rateLimits: rateLimitSettings(env),
     metrics: metricsListener(env),
   });
+}
+
+/**
+ * An error of listening on `host`:`port`, as a ConfigError naming the settings that gave them
+ * (`hostSetting`, `portSetting`) when they are the cause: an address that does not resolve or
+ * is not this machine's, a port in use or not allowed. Any other error is returned as it is.
+ */
+export function listenError(error: unknown, where: { host: string; port: number; hostSetting: string; portSetting: string }): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const { host, port, hostSetting, portSetting } = where;
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EADDRNOTAVAIL") {
+    return new ConfigError(`${hostSetting} must be an address of this machine to listen on, got "${host}" (${code})`);
+  }
+  if (code === "EADDRINUSE")
+    return new ConfigError(`${portSetting} ${port} is in use on ${host} (EADDRINUSE): another process listens there`);
+  if (code === "EACCES") return new ConfigError(`${portSetting} ${port} may not be listened on by this user on ${host} (EACCES)`);
+  return error;
 }
