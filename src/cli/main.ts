@@ -265,6 +265,10 @@ export function buildCli(config: () => Config): Command {
       const storage = await openStorage({ engine: "sqlite", path: ":memory:" });
       const app = await buildApp({ config: { ...config(), logLevel: "silent" }, storage, cursors: new CursorCodec("x".repeat(32)) });
       await app.ready();
+      // A reader that stops early (`cribline openapi | head`) closes the pipe: the rest is not wanted.
+      process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+        if (error.code !== "EPIPE") throw error;
+      });
       out(JSON.stringify(app.swagger(), null, 2));
       await app.close();
       await storage.close();
