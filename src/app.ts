@@ -104,7 +104,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     );
   });
   installErrorHandling(app, (error) => deps.storage.isUnavailable(error));
-  installServerAnswers(app);
   // Only JSON bodies, in UTF-8: anything else is 415, not a string for the handler to puzzle over.
   app.removeContentTypeParser("text/plain");
   installJsonBodyParser(app);
@@ -129,6 +128,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }));
   // Before the key checks (installAuth): a request is counted before any database work.
   installRateLimits(app, db, rateStore, config.rateLimits);
+  // After the count, so that a request without Host is counted and its 400 carries the RateLimit fields.
+  installServerAnswers(app);
   installAuth(app, db);
   if (config.metrics !== undefined) installMetrics(app, storage);
   const keyUsage = new KeyUsage(

@@ -189,6 +189,9 @@ describe("requests the HTTP server itself would answer", () => {
     expect(answer.status).toBe(400);
     expect(answer.head).toMatch(/content-type: application\/problem\+json/);
     expect(answer.head).toMatch(/x-request-id: \S+/);
+    // Counted as any request without a key is, and saying so.
+    expect(answer.head).toMatch(/ratelimit-policy: "anonymous";q=\d+;w=\d+/);
+    expect(answer.head).toMatch(/ratelimit: "anonymous";r=\d+;t=\d+/);
     expect(answer.body).toMatchObject({ status: 400, code: "bad_request", detail: expect.stringMatching(/Host/) });
   });
 
