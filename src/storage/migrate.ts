@@ -17,6 +17,7 @@ import { windowRowsCoverNameMigration } from "./migrations/0013-window-rows-cove
 import { postgresWindowRowsKeepNameMigration } from "./migrations/0014-postgres-window-rows-keep-name.js";
 import { windowWeeksByNameMigration } from "./migrations/0015-window-weeks-by-name.js";
 import { windowBucketsAsIntegersMigration } from "./migrations/0016-window-buckets-as-integers.js";
+import { postgresWindowRowsTextsTogetherMigration } from "./migrations/0017-postgres-window-rows-texts-together.js";
 
 function provider(storage: Storage): MigrationProvider {
   return {
@@ -38,6 +39,7 @@ function provider(storage: Storage): MigrationProvider {
         "0014-postgres-window-rows-keep-name": postgresWindowRowsKeepNameMigration(storage.engine),
         "0015-window-weeks-by-name": windowWeeksByNameMigration(),
         "0016-window-buckets-as-integers": windowBucketsAsIntegersMigration(),
+        "0017-postgres-window-rows-texts-together": postgresWindowRowsTextsTogetherMigration(storage.engine),
       };
     },
   };
