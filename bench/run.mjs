@@ -743,7 +743,7 @@ async function main() {
   for (const { engine, report } of matrices) {
     log("");
     log(
-      `Time windows, ${engine === "sqlite" ? "SQLite" : "PostgreSQL"}: ms per page of each walk (the median of ${windowSettings.reps}), against the same list without the window in the same run (the plain list, or the name alone); first page: the median of ${windowSettings.firstPages} requests, each after one of that list's:`,
+      `Time windows, ${engine === "sqlite" ? "SQLite" : "PostgreSQL"}: ms per page of each walk (the median of ${windowSettings.reps}), against the same list without the window in the same run (the plain list, or the name alone); first page: the median ratio of ${windowSettings.firstPages} requests, each to one of that list's right before it:`,
     );
     printTable(report.header, report.lines, 2);
     if (report.importLine !== undefined) log(report.importLine);
