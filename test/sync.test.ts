@@ -9,6 +9,7 @@ import { EVENT_FIELD, FACTORIES, MASTER_COLLECTIONS, TRANSACTION_COLLECTIONS, re
 import { COLLECTIONS } from "../src/collections/registry.js";
 import { toStoredContent } from "../src/collections/record.js";
 import { writeBatch } from "../src/sync/sync.service.js";
+import { MAX_FIELDS_REPORTED } from "../src/sync/sync.validate.js";
 import { get, newTenant, readAll, request, sync, useServer, type Reply, type TestTenant } from "./support/harness.js";
 
 const server = useServer();
@@ -650,6 +651,43 @@ describe("other sync routes", () => {
     const reply = await send(tenant, "withdrawals", [FACTORIES.withdrawals!()]);
     expect(Object.keys(reply.body).sort()).toEqual(["created", "unchanged", "updated"]);
     expect((await get(server(), "/v1/withdrawals", tenant.keys.read)).body.data).toHaveLength(1);
+  });
+});
+
+describe("sync errors of a large batch", () => {
+  it("names every offending record of 1000, and at most MAX_FIELDS_REPORTED fields of one, with the count of all", async () => {
+    const tenant = await newTenant(server());
+    const batch: Rec[] = Array.from({ length: 1000 }, (_, i) => withdrawal({ id: `w-${i}`, quantity: 0 }));
+    const unknown = Array.from({ length: MAX_FIELDS_REPORTED + 5 }, (_, i) => `extra${i}`);
+    batch[500] = { ...withdrawal({ id: "w-500" }), ...Object.fromEntries(unknown.map((field) => [field, 1])) };
+    const reply = await send(tenant, "withdrawals", batch);
+    const named = offending(reply);
+    const quantities = Array.from({ length: 1000 }, (_, i) => i).filter((i) => i !== 500);
+    expect(named.filter((pair) => pair.endsWith(":quantity"))).toEqual(quantities.map((i) => `${i}:quantity`).sort());
+    expect(named.filter((pair) => pair.startsWith("500:"))).toHaveLength(MAX_FIELDS_REPORTED);
+    expect(reply.body.detail).toContain(`${999 + unknown.length} invalid field(s)`);
+    expect(reply.body.detail).toContain(`the first ${MAX_FIELDS_REPORTED} of a record are listed`);
+    expect(await listAll(tenant, "withdrawals")).toEqual([]);
+  });
+
+  it("says nothing of a limit when every field is listed", async () => {
+    const tenant = await newTenant(server());
+    const reply = await send(tenant, "withdrawals", [withdrawal({ id: "a", quantity: 0, colour: "red" })]);
+    expect(offending(reply)).toEqual(["0:colour", "0:quantity"]);
+    expect(reply.body.detail).toBe("2 invalid field(s) in the batch; nothing was applied");
+  });
+
+  it("names every one of 1000 transactions re-sent with other content", async () => {
+    const tenant = await newTenant(server());
+    const batch = Array.from({ length: 1000 }, (_, i) => withdrawal({ id: `w-${i}`, quantity: 1 }));
+    await sync(server(), tenant, "withdrawals", batch);
+    const reply = await send(
+      tenant,
+      "withdrawals",
+      batch.map((r) => ({ ...r, quantity: 2 })),
+    );
+    expectProblem(reply, 409, "conflict");
+    expect([...reply.body.ids].sort()).toEqual(batch.map((r) => r.id).sort());
   });
 });
 

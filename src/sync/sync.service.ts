@@ -65,11 +65,10 @@ export async function syncBatch(
   );
   if (outcome.conflicts.length > 0) {
     countSyncRefused(collection.name, records.length);
-    const shown = outcome.conflicts.slice(0, 100);
     throw new ApiError(
       "conflict",
       `${outcome.conflicts.length} ${collection.name} already stored with other content (transactions never change); nothing of the batch was applied`,
-      { ids: shown },
+      { ids: outcome.conflicts },
     );
   }
   if (outcome.deliveries > 0) deliveriesQueued();
