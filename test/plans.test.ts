@@ -252,7 +252,7 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
           details: await explainChecked(collection, compiled, `${title}, the first page, late rows assumed`, false, sorts),
         };
       }
-      // A walk's first page probes the name index, counts the window's rows if it must and runs the plan picked, in one
+      // A walk's first page probes the name index, counts the window's rows and runs the plan picked, in one
       // statement (choosingPage): its page sorts as the window's own rows do, once more at the
       // end; the count stops at the bound, and PostgreSQL may read an arm that it estimates
       // smaller than the bound whole, by a bitmap scan, and sort it.
@@ -343,7 +343,7 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
           lines.push(heading, "", "```sql", compiled.sql, "```", "", ...details.map((d) => `    ${d}`), "");
           if (choosing !== undefined) {
             lines.push(
-              `### ?${text} (a walk's first page, which, unless the tenant has rows far before or after a bounded window, reads the name index's first entries; then, unless a page of the window lies among them, counts the window's rows up to the bound; and runs the plan picked)`,
+              `### ?${text} (a walk's first page, which counts the window's rows up to a page; then, unless the tenant has rows far before or after a bounded window, reads the name index's first entries; then counts the window's rows up to the bound; and runs the plan picked)`,
               "",
             );
             lines.push("```sql", choosing.compiled.sql, "```", "", ...choosing.details.map((d) => `    ${d}`), "");

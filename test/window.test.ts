@@ -17,6 +17,7 @@ import { needsLateRange, probedPlan } from "../src/lists/list.service.js";
 import {
   EDGE_LEVEL,
   KEYS_SHARE,
+  NAME_INDEX_PAGES,
   NAME_WEEK_ARMS,
   NAME_WEEK_MS,
   NAME_PROBE_PAGES,
@@ -670,14 +671,14 @@ describe("time window in name order", () => {
     // The first page's choice rides in its cursor, so that the walk's later pages need not count.
     const planOf = (query: string) => firstPagePlan(tenant, query);
     // The plan each step of the first page picks (choosingPage), worked out from the stored rows
-    // for a walk at limit=2: unless the tenant has a row more than SPAN_SHARE times the window's
-    // width before or after it (an on-time row by its createdAt, `now` for all of them; a late
-    // row by its 8-hour bucket; after it only if that is not a day past the present), the name
-    // index when its first NAME_PROBE_PAGES pages' worth of entries hold a page and one of the
-    // window's rows, its later pages by the window's keys if the tenant has a row more than
-    // KEYS_SHARE times its width from it (as above); else the count up to WINDOW_FIRST_BOUND, the
-    // window's own rows within it (read whole, with no cursor, when they fit in the page) and the
-    // window's keys beyond.
+    // for a walk at limit=2: a window that fits in the page is read whole (and has no cursor);
+    // else, unless the tenant has a row more than SPAN_SHARE times the window's width before
+    // or after it (an on-time row by its createdAt, `now` for all of them; a late row by its
+    // 8-hour bucket; after it only if that is not a day past the present), the name index when
+    // its first NAME_PROBE_PAGES pages' worth of entries show the window at least 1 / NAME_INDEX_PAGES
+    // of them, its later pages by the window's keys if the tenant has a row more than KEYS_SHARE
+    // times its width from it (as above); else the count up to WINDOW_FIRST_BOUND, the window's
+    // own rows within it and the window's keys beyond.
     const take = 3;
     const engine = ENGINE === "sqlite" ? SQLITE : POSTGRES;
     const named = stored
@@ -698,7 +699,7 @@ describe("time window in name order", () => {
         );
       };
       const spanned = spans(SPAN_SHARE);
-      if (!spanned && hits >= take)
+      if (!spanned && hits >= Math.ceil((take * NAME_PROBE_PAGES) / NAME_INDEX_PAGES))
         return spans(KEYS_SHARE) && engine.keysForSmallShares ? { plan: "window-keys", by: "probe" } : { plan: "name-index", by: "probe" };
       return { plan: rows <= WINDOW_FIRST_BOUND ? "window-first" : "window-keys", by: spanned ? "count, with no probe" : "count" };
     };

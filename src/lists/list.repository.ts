@@ -25,6 +25,7 @@ import {
   lateByCreatedArm,
   lateRowsArm,
   lateTiles,
+  NAME_INDEX_PAGES,
   NAME_PROBE_PAGES,
   onTimeArm,
   unorderedValues,
@@ -497,19 +498,20 @@ function keysPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: nu
 }
 
 /**
- * A page of a window in name order that chooses its own plan, for a walk's first page. Unless the
- * tenant's rows span the window many times over (spansWider), the name index's first
- * NAME_PROBE_PAGES pages' worth of entries are read: when a page of the window's rows lies among
- * them (a window that holds a large share of the tenant's rows), the name index serves the page
- * from those entries, and the walk's later pages read the window's keys if the tenant's rows span
- * a bounded window more than KEYS_SHARE times over (spansWider), where the engine finds that worth
- * it (Engine.keysForSmallShares). Otherwise the window's rows are counted up to
- * WINDOW_FIRST_BOUND: the window's own rows when the count stays within it (as every window that
- * fits in the page does), else the name index, the later pages by the window's keys (2 in
+ * A page of a window in name order that chooses its own plan, for a walk's first page. A window
+ * that fits in the page is read whole, found by counting it up to `take` (windowCount).
+ * Otherwise, unless the tenant's rows span the window many times over (spansWider), the name
+ * index's first NAME_PROBE_PAGES pages' worth of entries are read: when enough of the window's
+ * rows lie among them (probeHits: a window that holds a large share of the tenant's rows), the
+ * name index serves every page from a bounded number of entries, and the walk's later pages
+ * read the window's keys if the tenant's rows span a bounded window more than KEYS_SHARE times
+ * over (spansWider), where the engine finds that worth it (Engine.keysForSmallShares). Otherwise
+ * the window's rows are counted up to WINDOW_FIRST_BOUND: the window's own rows when the count
+ * stays within it, else the name index, the later pages by the window's keys (2 in
  * `window_first`; WINDOW_KEYS_BOUND decides). Each plan is a branch whose limit
  * is the page's for the plan picked and 0 for the other, and a limit of 0 ends a branch before
  * it reads anything (a condition in a WHERE did not, on SQLite: it read the window's own rows
- * even for a year's window); a `case` reads no more than it needs of the two steps. The count reads
+ * even for a year's window); a `case` reads no more than it needs of the three. The counts read
  * the window's index entries alone, every row of it whatever its name, as the window-first page
  * reads them. One statement where a count and a page took two, a round trip each on PostgreSQL.
  * Each row carries the plan picked (`window_first`), which the walk's cursors keep.
@@ -527,7 +529,7 @@ function choosingPage(db: Kysely<Schema>, collection: Collection, s: Slots, take
   // Served by the name index, a bounded window that the tenant's rows span wide enough takes the window's keys later.
   const byName =
     bounded && engineOf(db).keysForSmallShares ? sql`case when ${spansWider(db, collection, s, "keys")} then 2 else 0 end` : sql`0`;
-  const pick = sql`select case when ${probed} >= ${sql.lit(take)} then ${byName} when ${countedTo(WINDOW_FIRST_BOUND)} then 1 else 2 end as window_first`;
+  const pick = sql`select case when ${countedTo(take)} then 1 when ${probed} >= ${sql.lit(probeHits(take))} then ${byName} when ${countedTo(WINDOW_FIRST_BOUND)} then 1 else 2 end as window_first`;
   const query = sql<PageRow>`with picked as materialized (${pick}) select chosen.*, (select window_first from picked) as window_first from (select * from (${small}) as small union all select * from (${large}) as large) as chosen order by name_key, id`;
   return { compile: () => query.compile(db) as CompiledQuery<PageRow> };
 }
@@ -536,9 +538,10 @@ function choosingPage(db: Kysely<Schema>, collection: Collection, s: Slots, take
  * Whether the tenant has a row more than SPAN_SHARE times a bounded window's width before or
  * after it (`s.spanBefore` and `s.spanAfter`; `s.spanLateBefore` and `s.spanLateAfter`, their
  * 8-hour buckets, for late rows): an on-time row by its createdAt, a late one by its bucket,
- * each side a probe of one entry of an index that ends at the first. The window then lies in a
- * span of the tenant's rows that wide: spread evenly, too small a share of them for the name
- * index to serve it (NAME_PROBE_PAGES). If its rows crowd into the window instead, the count finds more than
+ * each side a probe of one entry of an index that ends at the first. A window that holds more
+ * than a page of rows (choosingPage asks only then) then lies in a span of the tenant's rows
+ * that wide: spread evenly, too small a share of them for the name index to serve it
+ * (NAME_INDEX_PAGES). If its rows crowd into the window instead, the count finds more than
  * WINDOW_FIRST_BOUND of them and the name index serves it all the same. The same with
  * KEYS_SHARE (`s.keysBefore` and so on) for the window's keys.
  */
@@ -558,8 +561,11 @@ function spansWider(db: Kysely<Schema>, collection: Collection, s: Slots, name: 
   return sql.join(sides, sql` or `);
 }
 
+/** How many of the window's rows among the probe's entries show it a share of at least 1 / NAME_INDEX_PAGES. */
+const probeHits = (take: number) => Math.ceil((take * NAME_PROBE_PAGES) / NAME_INDEX_PAGES);
+
 /**
- * How many of the window's rows, up to `take`, lie among the first `take` x NAME_PROBE_PAGES
+ * How many of the window's rows, up to probeHits, lie among the first `take` x NAME_PROBE_PAGES
  * entries of the name index in the page's name range: the entries are read in the index's order,
  * the event date checked on each.
  */
@@ -573,7 +579,7 @@ function nameIndexProbe(db: Kysely<Schema>, collection: Collection, s: Slots, ta
   const inWindow: RawBuilder<SqlBool>[] = [];
   if (s.since !== undefined) inWindow.push(sql`event_at >= ${s.since}`);
   if (s.until !== undefined) inWindow.push(sql`event_at <= ${s.until}`);
-  return sql<number>`select count(*) from (select 1 from (${entries}) as entries where ${sql.join(inWindow, sql` and `)} limit ${sql.lit(take)}) as found`;
+  return sql<number>`select count(*) from (select 1 from (${entries}) as entries where ${sql.join(inWindow, sql` and `)} limit ${sql.lit(probeHits(take))}) as found`;
 }
 
 /**

@@ -54,21 +54,21 @@ const EDGE_MS = BUCKET_LEVELS_MS[EDGE_LEVEL] ?? 28_800_000;
  */
 export const WINDOW_FIRST_BOUND = 5_000;
 /**
- * A walk's first page in name order reads up to NAME_PROBE_PAGES pages' worth of the name index's
- * entries before it counts the window. When they hold a page of the window's rows (a share of
- * at least 1 / NAME_PROBE_PAGES of the tenant's rows in the name's range), the name index serves
- * the page from those very entries, and later pages from about as many, and the window is not
- * counted: a window that large a share of a tenant's rows is, but for small tenants, larger than
- * reading that many entries. A window that fits in a page never holds a page of them, so it is
- * counted and read whole.
+ * A window that does not fit in one page: before it counts further, a walk's first page in name
+ * order reads NAME_PROBE_PAGES pages' worth of the name index's entries. When they hold enough
+ * of the window's rows to show it a share of at least 1 / NAME_INDEX_PAGES of them, the name
+ * index serves each page from about NAME_INDEX_PAGES pages' worth of entries or fewer, and the
+ * window is not counted: a window that large a share of a tenant's rows is, but for small
+ * tenants, larger than reading that many entries.
  */
 export const NAME_PROBE_PAGES = 20;
+export const NAME_INDEX_PAGES = 80;
 /**
  * A bounded window whose tenant's rows span more than this many times its width skips that
  * probe: spread evenly, it holds less than 1 / SPAN_SHARE of them, too small a share for the
- * name index (NAME_PROBE_PAGES, with room for rows spread unevenly).
+ * name index (NAME_INDEX_PAGES, with room for rows spread unevenly).
  */
-export const SPAN_SHARE = 2 * NAME_PROBE_PAGES;
+export const SPAN_SHARE = 2 * NAME_INDEX_PAGES;
 /**
  * A walk in name order whose window the name index serves slowly reads its later pages from
  * the window's keys instead (lists/window-keys.ts): the ids and names of the window's rows in
