@@ -538,8 +538,11 @@ export function windowReport(engine, { rows, imported }) {
         ? `import (${engine}): ${imported.rows.toLocaleString("en")} records in ${imported.seconds.toFixed(1)} s (too few to time its first and last rows)`
         : `import (${engine}): ${imported.rows.toLocaleString("en")} records in ${imported.seconds.toFixed(1)} s; ` +
           `${Math.round(imported.first).toLocaleString("en")} records/s over the first ${imported.span.toLocaleString("en")} rows, ` +
-          `${Math.round(imported.last).toLocaleString("en")} over the last: a ratio of ${(imported.last / imported.first).toFixed(2)} (target > 0.8)`;
-  if (imported?.first !== undefined && imported.last !== undefined && imported.last / imported.first <= 0.8)
+          `${Math.round(imported.last).toLocaleString("en")} over the last: a ratio of ${(imported.last / imported.first).toFixed(2)}` +
+          (engine === "postgres" ? " (target > 0.8)" : " (no target: SQLite's B-trees outgrow its page cache)");
+  // The target is that a load stays linear whatever PostgreSQL's statistics say; SQLite has none
+  // to wait for, and slows as its indexes outgrow the page cache (docs/measurements.md).
+  if (engine === "postgres" && imported?.first !== undefined && imported.last !== undefined && imported.last / imported.first <= 0.8)
     missed.push(`${engine} import: last/first ${(imported.last / imported.first).toFixed(2)}`);
   return {
     header: ["shape", "walk", "rows", "pages", "ms/page", "against", "walk ratio", "first page ratio", "slowest ms"],
