@@ -171,6 +171,8 @@ describe("creating a webhook endpoint", () => {
     "http://127.0.0.1:8080/h",
     "http://localhost/h",
     "http://api.localhost/h",
+    "http://localhost./h",
+    "http://API.Localhost./h",
     "http://10.0.0.5/h",
     "http://172.16.3.4/h",
     "http://192.168.0.10/h",

@@ -39,7 +39,9 @@ async function checkHost(hostname: string, allowPrivate: boolean, resolve: Resol
       `"url" points at ${address === host ? address : `${host} (${address})`}, which is not a public address (loopback, private, link-local, reserved or another special-purpose range); webhooks go to public addresses only`,
     );
   const literal = isAddress(host);
-  if (!allowPrivate && (host === "localhost" || host.endsWith(".localhost") || (literal && !isPublicAddress(host)))) throw refuse(host);
+  // A name with its root's dot (`localhost.`) is the same name.
+  const name = host.replace(/\.$/, "");
+  if (!allowPrivate && (name === "localhost" || name.endsWith(".localhost") || (literal && !isPublicAddress(host)))) throw refuse(host);
   if (literal) return;
   let addresses: { address: string }[];
   try {
