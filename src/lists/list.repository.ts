@@ -248,9 +248,16 @@ function readBy<R>(db: Kysely<Schema>, query: Compilable<R>, table: string, inde
 }
 
 /** A page in name or code order, by that order's index, a window's event dates checked on its entries. */
-function sortedPage(db: Kysely<Schema>, collection: Collection, order: Exclude<ListOrder, "created">, s: Slots, limit: RawBuilder<number>) {
+function sortedPage(
+  db: Kysely<Schema>,
+  collection: Collection,
+  order: Exclude<ListOrder, "created">,
+  s: Slots,
+  limit: RawBuilder<number>,
+  tenant: ArmsTenant["ref"] = tenantOfKey(db, s),
+) {
   const o = ORDERS[order];
-  let q = filtered(db, collection, order, s, true, tenantOfKey(db, s)).select(LIST_COLUMNS);
+  let q = filtered(db, collection, order, s, true, tenant).select(LIST_COLUMNS);
   if (s.since !== undefined) q = q.where("event_at", ">=", s.since);
   if (s.until !== undefined) q = q.where("event_at", "<=", s.until);
   return q.orderBy(o.column, o.direction).orderBy("id", o.direction).limit(limit);
@@ -514,24 +521,84 @@ function keysPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: nu
  * even for a year's window); a `case` reads no more than it needs of the three. The counts read
  * the window's index entries alone, every row of it whatever its name, as the window-first page
  * reads them. One statement where a count and a page took two, a round trip each on PostgreSQL.
- * Each row carries the plan picked (`window_first`), which the walk's cursors keep.
+ * Each row carries the plan picked (`window_first`), which the walk's cursors keep. Where a
+ * `with` query is read on demand (Engine.readsWithOnDemand), the statement looks the key up
+ * once and reads the window's entries once (windowEntries), for both counts and the window-first
+ * page: a plan of fewer scans, which PostgreSQL starts for every execution, branches unrun too.
  */
 function choosingPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<PageRow> {
+  const onDemand = engineOf(db).readsWithOnDemand;
+  const tenant = () => (onDemand ? sql<number>`(select tenant_id from reader)` : tenantOfKey(db, s));
   const limitIf = (windowFirst: boolean) =>
     sql<number>`(select case when window_first ${sql.raw(windowFirst ? "=" : "<>")} 1 then ${sql.lit(take)} else 0 end from picked)`;
-  const small = windowFirstPage(db, collection, s, limitIf(true));
-  const large = sortedPage(db, collection, "name", s, limitIf(false));
-  const probe = nameIndexProbe(db, collection, s, take);
-  const countedTo = (bound: number) => sql`(select n from (${windowCount(db, collection, s, bound)}) as counted) <= ${sql.lit(bound)}`;
+  const small = onDemand
+    ? pageOfWindowEntries(db, collection, s, limitIf(true), tenant())
+    : windowFirstPage(db, collection, s, limitIf(true));
+  const large = sortedPage(db, collection, "name", s, limitIf(false), tenant());
+  const probe = nameIndexProbe(db, collection, s, take, tenant());
+  const counted = (bound: number) =>
+    onDemand
+      ? sql`(select count(*) from (select 1 from w limit ${sql.lit(bound + 1)}) as counted)`
+      : sql`(select n from (${windowCount(db, collection, s, bound)}) as counted)`;
+  const countedTo = (bound: number) => sql`${counted(bound)} <= ${sql.lit(bound)}`;
   // A window that the tenant's rows span many times over skips the probe, which would not find it a share.
   const bounded = s.spanBefore !== undefined;
-  const probed = bounded ? sql`case when ${spansWider(db, collection, s, "span")} then 0 else (${probe}) end` : sql`(${probe})`;
+  const probed = bounded ? sql`case when ${spansWider(db, collection, s, "span", tenant())} then 0 else (${probe}) end` : sql`(${probe})`;
   // Served by the name index, a bounded window that the tenant's rows span wide enough takes the window's keys later.
   const byName =
-    bounded && engineOf(db).keysForSmallShares ? sql`case when ${spansWider(db, collection, s, "keys")} then 2 else 0 end` : sql`0`;
+    bounded && engineOf(db).keysForSmallShares
+      ? sql`case when ${spansWider(db, collection, s, "keys", tenant())} then 2 else 0 end`
+      : sql`0`;
   const pick = sql`select case when ${countedTo(take)} then 1 when ${probed} >= ${sql.lit(probeHits(take))} then ${byName} when ${countedTo(WINDOW_FIRST_BOUND)} then 1 else 2 end as window_first`;
-  const query = sql<PageRow>`with picked as materialized (${pick}) select chosen.*, (select window_first from picked) as window_first from (select * from (${small}) as small union all select * from (${large}) as large) as chosen order by name_key, id`;
+  const withs = onDemand
+    ? sql`with reader as materialized ${tenantOfKey(db, s)}, w as materialized ${windowEntries(db, collection, s, tenant())}, `
+    : sql`with `;
+  const query = sql<PageRow>`${withs}picked as materialized (${pick}) select chosen.*, (select window_first from picked) as window_first from (select * from (${small}) as small union all select * from (${large}) as large) as chosen order by name_key, id`;
   return { compile: () => query.compile(db) as CompiledQuery<PageRow> };
+}
+
+/**
+ * Every row of the window whatever its name, as ids and names in no order, from its arms' index
+ * entries alone, each arm in its index's order (inIndexOrder): the `w` of a choosing page where a
+ * `with` query is read on demand (Engine.readsWithOnDemand). Its counts read only the entries
+ * they count, and the window-first page, taken only when they stay within WINDOW_FIRST_BOUND,
+ * reads the rest: each entry is read once, where the counts and the page read theirs apart.
+ */
+function windowEntries(db: Kysely<Schema>, collection: Collection, s: Slots, tenant: ArmsTenant["ref"]): RawBuilder<WindowEntry> {
+  const table = collection.table as "withdrawals";
+  return unorderedUnion(
+    db,
+    unorderedArms(s, () => db.selectFrom(table).where("tenant_id", "=", tenant).select(["id", "name_key"])),
+  );
+}
+
+interface WindowEntry {
+  id: string;
+  name_key: string;
+}
+
+/**
+ * A window-first page read from windowEntries (`w`): the page's ids in name order, then their
+ * rows by primary key. The entries carry no address, which PostgreSQL reads only from the table,
+ * not from an index's entries.
+ */
+function pageOfWindowEntries(db: Kysely<Schema>, collection: Collection, s: Slots, limit: RawBuilder<number>, tenant: ArmsTenant["ref"]) {
+  const table = collection.table as "withdrawals";
+  const withEntries = db as unknown as Kysely<Schema & { w: WindowEntry }>;
+  return withEntries
+    .selectFrom((eb) =>
+      inPage(s, sql`w.name_key`, sql`w.id`)
+        .reduce((q, term) => q.where(term), eb.selectFrom("w"))
+        .select(["w.id", "w.name_key"])
+        .orderBy("w.name_key")
+        .orderBy("w.id")
+        .limit(limit)
+        .as("p"),
+    )
+    .innerJoin(`${table} as t`, (join) => join.on("t.tenant_id", "=", tenant).onRef("t.id", "=", "p.id"))
+    .select(LIST_COLUMNS.map((column) => `t.${column}` as const))
+    .orderBy("p.name_key")
+    .orderBy("p.id");
 }
 
 /**
@@ -545,11 +612,17 @@ function choosingPage(db: Kysely<Schema>, collection: Collection, s: Slots, take
  * WINDOW_FIRST_BOUND of them and the name index serves it all the same. The same with
  * KEYS_SHARE (`s.keysBefore` and so on) for the window's keys.
  */
-function spansWider(db: Kysely<Schema>, collection: Collection, s: Slots, name: "span" | "keys"): RawBuilder<SqlBool> {
+function spansWider(
+  db: Kysely<Schema>,
+  collection: Collection,
+  s: Slots,
+  name: "span" | "keys",
+  tenant: ArmsTenant["ref"],
+): RawBuilder<SqlBool> {
   const table = collection.table as "withdrawals";
   const bucket = bucketOf(EDGE_LEVEL);
   const beyond = (column: "created_at" | typeof bucket, op: "<" | ">", bound: Slots[string]) => {
-    const rows = db.selectFrom(table).select(sql.lit(1).as("one")).where("tenant_id", "=", tenantOfKey(db, s));
+    const rows = db.selectFrom(table).select(sql.lit(1).as("one")).where("tenant_id", "=", tenant);
     const side = column === "created_at" ? rows.where("late_event_at", "is", null) : rows.where(bucket, "is not", null);
     // In the index's order from the bound: the one plan is a probe of that index (`exists`
     // drops an order, and let PostgreSQL scan the table, reckoning a match would come soon).
@@ -569,9 +642,9 @@ const probeHits = (take: number) => Math.ceil((take * NAME_PROBE_PAGES) / NAME_I
  * entries of the name index in the page's name range: the entries are read in the index's order,
  * the event date checked on each.
  */
-function nameIndexProbe(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): RawBuilder<number> {
+function nameIndexProbe(db: Kysely<Schema>, collection: Collection, s: Slots, take: number, tenant: ArmsTenant["ref"]): RawBuilder<number> {
   const { column, direction } = ORDERS.name;
-  const entries = filtered(db, collection, "name", s, false, tenantOfKey(db, s))
+  const entries = filtered(db, collection, "name", s, false, tenant)
     .select("event_at")
     .orderBy(column, direction)
     .orderBy("id", direction)

@@ -79,6 +79,12 @@ export interface Engine {
    */
   readonly keysForSmallShares: boolean;
   /**
+   * A materialized `with` query is run only as far as its readers read, each from its start
+   * (PostgreSQL's CTE scan): a statement can count a few of its rows, then read them all, from
+   * one read. Without it (SQLite) the query is run whole when it is first read.
+   */
+  readonly readsWithOnDemand: boolean;
+  /**
    * A prepared statement is planned again whenever a value the planner looked at is bound anew
    * (SQLite's STAT4 samples), which for a window page's many arms cost more than running it. A
    * value written `+?` is one the planner cannot look at, so query templates write theirs so
@@ -136,6 +142,7 @@ export const SQLITE: Engine = {
   namesIndexes: true,
   jsonArrays: { aggregate: "json_group_array", of: "json_array" },
   keysForSmallShares: true,
+  readsWithOnDemand: false,
   replansOnBind: true,
   armsPerQuery: 6,
   altersColumns: false,
@@ -181,6 +188,7 @@ export const POSTGRES: Engine = {
   namesIndexes: false,
   jsonArrays: { aggregate: "json_agg", of: "json_build_array" },
   keysForSmallShares: false,
+  readsWithOnDemand: true,
   replansOnBind: false,
   armsPerQuery: 12,
   altersColumns: true,
