@@ -60,6 +60,7 @@ function windowsOf(end) {
     width("10 days", 10 * DAY),
     width("31 days", 31 * DAY),
     ["a year", iso(end - 365 * DAY), iso(end)],
+    ["since 7 days, no end", iso(end - 7 * DAY), undefined],
     ["since, no end", iso(end - 180 * DAY), undefined],
     ["all history", iso(end - 400 * DAY), iso(end + DAY)],
   ];

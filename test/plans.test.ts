@@ -4,7 +4,7 @@
  * query change shows in review as a diff of that file; this test fails when they drift or when
  * a plan scans a table. Each engine's run checks its own plans.
  */
-import { describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { sql, type CompiledQuery } from "kysely";
 import { COLLECTIONS } from "../src/collections/registry.js";
 import type { Collection } from "../src/collections/define.js";
@@ -310,7 +310,7 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
       // (the window's keys are read by id, and the rows stored since by createdAt).
       if (!byKeys) expect(details.join(" | "), `${title}: the index range does not start at the cursor`).toMatch(explainer.fromCursor);
       // A bounded window in name order of a few weeks is read by week, an arm each (weekValues).
-      const weeks = listOrder(query) === "name" && windowed ? weekValues(query) : undefined;
+      const weeks = listOrder(query) === "name" && windowed ? weekValues(query, Date.now()) : undefined;
       if (weeks !== undefined)
         expect(
           details.filter((line) => line.includes(`${collection.table}_event_week_name`)).length,
@@ -321,7 +321,48 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
     // A window in name order that its weeks serve (weekValues) has one plan for every page.
     const windowInNameOrder = (collection: Collection, text: string) => {
       const query = parseListQuery(collection, text);
-      return listOrder(query) !== "created" && (query.since !== undefined || query.until !== undefined) && weekValues(query) === undefined;
+      return (
+        listOrder(query) !== "created" &&
+        (query.since !== undefined || query.until !== undefined) &&
+        weekValues(query, Date.now()) === undefined
+      );
+    };
+    // A window in name order open at its end, a few weeks back, is read by week up to the week of
+    // a day from now (as of a fixed day, so that docs/sql does not change with it), and its
+    // statement probes for a row of a later week: the plans, checked, as lines of docs/sql.
+    const openWindowByWeek = async (statistics: string) => {
+      const collection = COLLECTIONS.find((c) => c.name === "withdrawals")!;
+      const text = "name=ma&createdSince=2026-10-20T00:00:00Z";
+      const query = parseListQuery(collection, text);
+      const arms = Object.keys(weekValues(query, ASSUMED_NOW) ?? {}).filter((name) => /^w\d+$/.test(name)).length;
+      expect(arms, "weeks of an open window").toBe(3);
+      const section = ["## withdrawals in name order, open at the end, a few weeks back (read by week, as of 2026-11-01)", ""];
+      for (const other of [undefined, { key: "m", id: "x" }]) {
+        const title = `withdrawals?${text} ${statistics}, as of 2026-11-01, cursor ${other?.key ?? "none"}`;
+        vi.useFakeTimers({ toFake: ["Date"], now: ASSUMED_NOW });
+        let compiled: CompiledQuery;
+        try {
+          compiled = pageQuery(storage.db, collection, keyHash, query, other, 21, {});
+        } finally {
+          vi.useRealTimers();
+        }
+        const details = await explainChecked(collection, compiled, title, false, 0);
+        const byWeek = details.filter((line) => line.includes(`${collection.table}_event_week_name`));
+        expect(byWeek.length, `${title}: not read by week, or no probe past the weeks:\n${details.join("\n")}`).toBe(arms + 1);
+        if (other !== undefined)
+          expect(details.join(" | "), `${title}: the index range does not start at the cursor`).toMatch(explainer.fromCursor);
+        section.push(
+          `### ?${text} (cursor ${other?.key ?? "none"})`,
+          "",
+          "```sql",
+          compiled.sql,
+          "```",
+          "",
+          ...details.map((d) => `    ${d}`),
+          "",
+        );
+      }
+      return section;
     };
     // A new database has no statistics (SQLite until `PRAGMA optimize` finds them worth
     // gathering; PostgreSQL until autovacuum, which may be off or behind, or an ANALYZE): its
@@ -333,6 +374,7 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
           if (windowInNameOrder(collection, text)) await checkedPlan(collection, text, "without statistics", true);
         }
       }
+      await openWindowByWeek("without statistics");
     }
     await sql`analyze`.execute(storage.db);
     const lines = [
@@ -393,6 +435,7 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
         );
       }
     }
+    lines.push(...(await openWindowByWeek("with statistics")));
     // Where the engine tells which nodes never ran, a first page in name order was checked on each collection with such rows.
     if (explainer.unrun !== undefined) expect(unrunChecked).toBeGreaterThan(0);
     await expect(lines.join("\n")).toMatchFileSnapshot(`../docs/sql/list-queries.${ENGINE}.md`);

@@ -853,6 +853,80 @@ describe("a bounded window in name order of a few weeks", () => {
   });
 });
 
+describe("a window in name order open at its end, a few weeks back", () => {
+  const weekStart = (ms: number) => Math.floor((ms + BUCKET_ORIGIN_MS) / NAME_WEEK_MS) * NAME_WEEK_MS - BUCKET_ORIGIN_MS;
+  const names = ["Maria", "mário", "MARTA", "Ana", "Márcia", "ma \u{1D49C}"];
+  const expected = (stored: { id: string; name: string; event: number }[], since: number, prefix: string) =>
+    stored
+      .filter((r) => r.event >= since && sortKey(r.name).startsWith(sortKey(prefix)))
+      .map((r) => ({ id: r.id, key: sortKey(r.name) }))
+      .sort(byName)
+      .map((r) => r.id);
+
+  it("is read by week up to a day from now, and a record dated past that (a clock ahead) is read all the same", async () => {
+    const tenant = await newTenant(server());
+    const now = Date.now();
+    const first = weekStart(now) - (NAME_WEEK_ARMS + 2) * NAME_WEEK_MS;
+    // Around each week start since `first`, a millisecond before, on and after it, and mid-week, up to now.
+    const stored = Array.from({ length: NAME_WEEK_ARMS + 3 }, (_, w) => first + w * NAME_WEEK_MS)
+      .flatMap((start, w) =>
+        [-1, 0, 1, 3 * DAY].flatMap((offset, o) =>
+          names.map((name, n) => ({ id: `ow-${w}-${o}-${n}`, name, event: start + offset + n * 60_000 })),
+        ),
+      )
+      .filter((r) => r.event <= now);
+    await storeNamed(tenant, stored);
+    // Open windows from a minute back to the most weeks read by week (up to the week of a day from now), and one more.
+    const widest = weekStart(now + DAY) - (NAME_WEEK_ARMS - 1) * NAME_WEEK_MS;
+    const windows: [number, "weeks" | "picked"][] = [
+      [now - 60_000, "weeks"],
+      [now - 3 * DAY, "weeks"],
+      [weekStart(now) - 1, "weeks"],
+      [widest + 1, "weeks"],
+      [widest - 1, "picked"],
+    ];
+    const readWindows = async (records: typeof stored, future: boolean) => {
+      for (const [since, plan] of windows) {
+        for (const prefix of ["ma", "MÁR", "z"]) {
+          const query = `name=${encodeURIComponent(prefix)}&createdSince=${iso(since)}`;
+          const { items } = await readAll(server(), tenant.keys.read, `/v1/withdrawals?${query}`, [1, 3, 50]);
+          expect(
+            items.map((r) => r.id),
+            query,
+          ).toEqual(expected(records, since, prefix));
+          if (expected(records, since, prefix).length > 2) {
+            // Read by week, every page alike: its cursors carry no plan. A row past the weeks, or a wider window, picks one.
+            const picked = await firstPagePlan(tenant, query);
+            if (plan === "weeks" && !future) expect(picked, query).toBeUndefined();
+            else expect(picked, query).toBeDefined();
+          }
+        }
+      }
+    };
+    await readWindows(stored, false);
+    // A device whose clock runs a month ahead: its record lies past every window's weeks.
+    const ahead = { id: "ow-ahead", name: "Maria", event: now + 30 * DAY };
+    await storeNamed(tenant, [ahead]);
+    await readWindows([...stored, ahead], true);
+    // A window that starts past the week of a day from now is no window of weeks.
+    const later = `name=ma&createdSince=${iso(now + 2 * NAME_WEEK_MS)}`;
+    const { items } = await readAll(server(), tenant.keys.read, `/v1/withdrawals?${later}`, [1, 3]);
+    expect(items.map((r) => r.id)).toEqual(["ow-ahead"]);
+  });
+
+  it("returns an empty page for an open window that holds no record", async () => {
+    const tenant = await newTenant(server());
+    await storeNamed(tenant, [{ id: "ow-old", name: "Maria", event: Date.now() - 5 * DAY }]);
+    const reply = await get<{ data: unknown[]; cursor: string | null }>(
+      server(),
+      `/v1/withdrawals?name=ma&createdSince=${iso(Date.now() - DAY)}`,
+      tenant.keys.read,
+    );
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({ data: [], cursor: null });
+  });
+});
+
 describe("a walk of a window in name order by its window's keys", () => {
   /** Thirty days: each walk's window spans more than NAME_WEEK_ARMS weeks, which would be read by week. */
   const D = 30 * DAY;

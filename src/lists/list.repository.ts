@@ -66,7 +66,7 @@ export function pageQuery(
   const now = Date.now();
   after ??= order === "created" ? belowNewest(options.newest) : undefined;
   const unordered = order !== "created" && tilesWindow(collection, query);
-  const weeks = weeksOf(collection, query);
+  const weeks = options.notByWeek === true ? undefined : weeksOf(collection, query, now);
   const plan = pagePlan(unordered, weeks !== undefined, options.byName);
   // A window that its weeks serve needs no plan of its walk's: any page is read by week.
   const byName = plan === "weeks" ? undefined : options.byName;
@@ -95,10 +95,11 @@ export function pageQuery(
 
 /**
  * The weeks a page in name order reads its window by (window.ts, weekValues), as its values:
- * for a bounded window of a few weeks; undefined for any other page.
+ * for a window of a few weeks, up to a day from `now` when open at its end; undefined for any
+ * other page.
  */
-export function weeksOf(collection: Collection, query: ListQuery): Record<string, number> | undefined {
-  return listOrder(query) === "name" && tilesWindow(collection, query) ? weekValues(query) : undefined;
+export function weeksOf(collection: Collection, query: ListQuery, now: number): Record<string, number> | undefined {
+  return listOrder(query) === "name" && tilesWindow(collection, query) ? weekValues(query, now) : undefined;
 }
 
 /**
@@ -138,6 +139,11 @@ export interface WindowPlan {
    * `window_first`.
    */
   byName?: "name-index" | KeysPage;
+  /**
+   * Set when a page of a window open at its end, read by week (weekValues), held no row: a row
+   * may lie past its weeks, or its window holds none. It is read again as a wider window is.
+   */
+  notByWeek?: boolean;
   /**
    * The createdAt of the tenant's newest row when `late` was found (null: it had none). A first
    * page reads no row stored since: its tiling, narrowed to where late rows lay, could miss a
@@ -212,18 +218,19 @@ function buildPage(
 }
 
 /**
- * A page of a bounded window in name order by week (window.ts, weekValues): an arm a week of
- * the index of rows by event week and name, in name order from the cursor, the first week
- * checking `since` and the last `until` on the entries, merged.
+ * A page of a window in name order by week (window.ts, weekValues): an arm a week of the index
+ * of rows by event week and name, in name order from the cursor, the first week checking
+ * `since` and the last `until` (if any) on the entries, merged. A window open at its end holds
+ * no row when the tenant has one past its last week (verifiedTenant).
  */
 function weeksPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<ListRow> {
   const table = collection.table;
   const weeks = weekTiles(s);
-  const tenant = weeks.length === 1 ? oneArmTenant(db, s) : armsTenant(db, s);
+  const tenant = weeks.length === 1 ? oneArmTenant(db, s, collection) : armsTenant(db, s, collection);
   const arms = weeks.map(({ slot, first, last }) => {
     let arm = filtered(db, collection, "name", s, true, tenant.ref).select(LIST_COLUMNS).where(weekOf, "=", slot);
     if (first) arm = arm.where("event_at", ">=", s.since);
-    if (last) arm = arm.where("event_at", "<=", s.until);
+    if (last && s.until !== undefined) arm = arm.where("event_at", "<=", s.until);
     return arm;
   });
   return readBy(db, merged(db, arms, take, tenant.with, "name"), table, `${table}_event_week_name`);
@@ -786,10 +793,23 @@ function oneArmTenant(db: Kysely<Schema>, s: Slots, collection?: Collection): Ar
  * (`s.beyond`), nor before one (`s.below`), see WindowPlan.assumed, none when one does: for each,
  * one probe of the 8-hour buckets' index from that date's bucket on (`s.beyondBucket`,
  * `s.belowBucket`), the event date checked on its entries, in the page's own statement and
- * snapshot, so that the page holds no row or every row of its window.
+ * snapshot, so that the page holds no row or every row of its window. The same for a page by
+ * week of a window open at its end (`s.pastWeek`, weekValues): none when the tenant has a row in
+ * a later week, one probe of the weeks' index.
  */
 function verifiedTenant(db: Kysely<Schema>, s: Slots, collection: Collection | undefined) {
   const tenant = tenantOfKey(db, s);
+  if (s.pastWeek !== undefined && collection !== undefined) {
+    // In the index's order from the week, unaliased so that SQLite's `INDEXED BY` names it too (readBy).
+    const later = db
+      .selectFrom(collection.table as "withdrawals")
+      .select(weekOf.as("week"))
+      .where("tenant_id", "=", sql.ref<number>("api_keys.tenant_id"))
+      .where(weekOf, ">", s.pastWeek)
+      .orderBy(weekOf)
+      .limit(sql.lit(1));
+    return tenant.where(sql<SqlBool>`(${later}) is null`);
+  }
   if (s.beyond === undefined || collection === undefined) return tenant;
   const bucket = bucketOf(EDGE_LEVEL);
   // A late row of the tenant's past the date, asked in its index's order: the one plan is a

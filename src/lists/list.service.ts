@@ -207,12 +207,13 @@ export async function listPage(
     throw error;
   }
   const position = opened?.position;
+  const weeks = weeksOf(collection, query, Date.now());
   // A cursor of a walk by the window's keys, but for a window now read by week (one made before that plan was).
   const byKeys =
     position !== undefined &&
     (opened?.plan === WINDOW_FIRST || opened?.plan === WINDOW_KEYS) &&
     tilesWindow(collection, query) &&
-    weeksOf(collection, query) === undefined;
+    weeks === undefined;
   let plan = byKeys
     ? await keysPlan(db, collection, reader.keyHash, query, position)
     : await windowPlan(db, collection, reader.keyHash, query, opened?.plan);
@@ -225,13 +226,18 @@ export async function listPage(
   // its window is empty): it is read again by the range a query finds. A later page from its
   // window's keys, which always holds a row (the one that showed the page to come), holds none
   // when too many late rows were stored since (keysPage) or when the key is no good: it is read
-  // by the name index, and the next page reads the keys again.
+  // by the name index, and the next page reads the keys again. A page by week of a window open
+  // at its end holds none when a row lies past its weeks (or when its window is empty): it is
+  // read as a wider window's page is, a walk's first page choosing its plan.
   if (rows.length === 0 && plan.assumed === true) {
     plan = await probedPlan(db, collection, reader.keyHash);
     ({ rows } = await readPage());
   } else if (rows.length === 0 && typeof plan.byName === "object") {
     windowKeys.delete(walkOf(reader.keyHash, collection, query));
     ({ rows } = await readPage({ byName: NAME_INDEX }));
+  } else if (rows.length === 0 && weeks?.pastWeek !== undefined) {
+    plan = { ...plan, notByWeek: true };
+    ({ rows } = await readPage());
   }
   // A walk's first page in name order chose its plan in its own statement (choosingPage).
   const picked = rows[0]?.window_first;

@@ -12,9 +12,10 @@
  *   A window that is open-ended or would take many arms is first narrowed to the event dates
  *   of the tenant's late rows (LateRange); past them the buckets may reach beyond the window,
  *   as no late row lies there.
- * A window in name order that is bounded and spans at most NAME_WEEK_ARMS weeks of event dates
- * is read from the index of rows by event week and name (0015), one arm a week in name order,
- * merged, the weeks at its ends checking the event date on the entries (weekValues). Any other
+ * A window in name order that spans at most NAME_WEEK_ARMS weeks of event dates (up to a day
+ * from now, when open at its end) is read from the index of rows by event week and name (0015),
+ * one arm a week in name order, merged, the weeks at its ends checking the event date on the
+ * entries (weekValues). Any other
  * window in name order picks on its first page between the name index and the window's own rows
  * (list.repository.ts, choosingPage), which read the late rows instead as one range of the
  * 8-hour level's index (lateRowsArm), and need neither tiling nor narrowing.
@@ -411,8 +412,8 @@ export function lateArm<O>(base: TableQuery<O>, s: Slots, tile: { level: number;
 }
 
 /**
- * A bounded window in name order that spans at most this many weeks of event dates is read by
- * week (weekValues): each week an arm of up to a page of the index of rows by event week and
+ * A window in name order that spans at most this many weeks of event dates is read by week
+ * (weekValues): each week an arm of up to a page of the index of rows by event week and
  * name, merged, so a page reads about a page of entries plus a seek a week, however small a
  * share of the tenant's rows the window holds; only the weeks at its ends read entries outside
  * it, at most their own. A wider window, which a week's arm each would cost more seeks than the
@@ -429,14 +430,18 @@ const weekAt = (ms: number) => asInteger(Math.floor((ms + BUCKET_ORIGIN_MS) / NA
 
 /**
  * A window's values for a page in name order read by week: its bounds and each week it spans,
- * `w0` to `w<n>` in order (the first checks `since`, the last `until`). Undefined for a window
- * open at either end or spanning more than NAME_WEEK_ARMS weeks.
+ * `w0` to `w<n>` in order (the first checks `since`, the last `until`). A window open at its end
+ * is read up to the week of a day from `now` (ASSUMED_AHEAD_MS), past which no row's event lies
+ * but for a device's wrong clock: `pastWeek` is that week, and the page checks in its own
+ * statement that the tenant has no row in a later week, and holds no row when it has
+ * (verifiedTenant in list.repository.ts). Undefined for a window open at its start, or spanning
+ * more than NAME_WEEK_ARMS weeks (up to that week, when open at its end), or starting after it.
  */
-export function weekValues({ since, until }: Pick<ListQuery, "since" | "until">): Record<string, number> | undefined {
-  if (since === undefined || until === undefined) return undefined;
-  const [first, last] = [weekAt(since), weekAt(until)];
-  if (last - first + 1 > NAME_WEEK_ARMS) return undefined;
-  const values: Record<string, number> = { since, until };
+export function weekValues({ since, until }: Pick<ListQuery, "since" | "until">, now: number): Record<string, number> | undefined {
+  if (since === undefined) return undefined;
+  const [first, last] = [weekAt(since), weekAt(until ?? now + ASSUMED_AHEAD_MS)];
+  if (last < first || last - first + 1 > NAME_WEEK_ARMS) return undefined;
+  const values: Record<string, number> = until === undefined ? { since, pastWeek: last } : { since, until };
   for (let week = first; week <= last; week += 1) values[`w${week - first}`] = week;
   return values;
 }
