@@ -179,6 +179,11 @@ function cursorPlan(plan: WindowPlan, order: ListOrder, picked: unknown): string
   return order === "created" && plan.late !== undefined ? cursorOfLate(plan.late) : undefined;
 }
 
+/** Whether a page may have been read by the weeks of a window open at its end (weekValues). */
+function readsOpenWeeks(collection: Collection, query: ListQuery): boolean {
+  return listOrder(query) === "name" && tilesWindow(collection, query) && query.since !== undefined && query.until === undefined;
+}
+
 /** Who asks for a page: the hash of a well-formed key, and the full key check. */
 export interface PageReader {
   keyHash: string;
@@ -228,14 +233,15 @@ export async function listPage(
   // when too many late rows were stored since (keysPage) or when the key is no good: it is read
   // by the name index, and the next page reads the keys again. A page by week of a window open
   // at its end holds none when a row lies past its weeks (or when its window is empty): it is
-  // read as a wider window's page is, a walk's first page choosing its plan.
+  // read as a wider window's page is, a walk's first page choosing its plan (asked of every
+  // empty page of such a window, whatever its weeks were as of the page's own query).
   if (rows.length === 0 && plan.assumed === true) {
     plan = await probedPlan(db, collection, reader.keyHash);
     ({ rows } = await readPage());
   } else if (rows.length === 0 && typeof plan.byName === "object") {
     windowKeys.delete(walkOf(reader.keyHash, collection, query));
     ({ rows } = await readPage({ byName: NAME_INDEX }));
-  } else if (rows.length === 0 && weeks?.pastWeek !== undefined) {
+  } else if (rows.length === 0 && readsOpenWeeks(collection, query)) {
     plan = { ...plan, notByWeek: true };
     ({ rows } = await readPage());
   }
