@@ -309,7 +309,7 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
       // (the window's own rows are read whole, and sorted).
       // (the window's keys are read by id, and the rows stored since by createdAt).
       if (!byKeys) expect(details.join(" | "), `${title}: the index range does not start at the cursor`).toMatch(explainer.fromCursor);
-      // A bounded window in name order of a few weeks is read by week, an arm each (weekValues).
+      // A window in name order of a few weeks is read by week, an arm each (weekValues).
       const weeks = listOrder(query) === "name" && windowed ? weekValues(query, Date.now()) : undefined;
       if (weeks !== undefined)
         expect(

@@ -914,6 +914,46 @@ describe("a window in name order open at its end, a few weeks back", () => {
     expect(items.map((r) => r.id)).toEqual(["ow-ahead"]);
   });
 
+  it("returns every record once when one dated past its weeks is stored during a walk, its later pages by the plan they then carry", async () => {
+    const tenant = await newTenant(server());
+    const now = Date.now();
+    const since = now - 10 * DAY;
+    const records = Array.from({ length: 40 }, (_, i) => ({
+      id: `om-${String(i).padStart(2, "0")}`,
+      name: names[i % names.length]!,
+      event: since + 1 + i * 5 * HOUR,
+    }));
+    // Rows long before the window, first in name order: a wider window's first page then reads
+    // the window's own rows, and its later pages the window's keys.
+    const older = Array.from({ length: 3000 }, (_, i) => ({ id: `om-old-${i}`, name: "Ma Aaron", event: since - 100 * DAY + i }));
+    await storeNamed(tenant, [...older, ...records]);
+    const ahead = names.map((name, n) => ({ id: `om-ahead-${n}`, name, event: now + 40 * DAY }));
+    const query = `name=ma&createdSince=${iso(since)}`;
+    let cursorKey: { id: string; key: string } | undefined;
+    const { read, plans } = await walk(tenant, query, 3, async (sofar) => {
+      if (sofar.length !== 6) return;
+      cursorKey = sofar[sofar.length - 1];
+      await storeNamed(tenant, ahead);
+    });
+    const named = (r: { name: string }) => sortKey(r.name).startsWith("ma");
+    const before = records
+      .filter(named)
+      .map((r) => ({ id: r.id, key: sortKey(r.name) }))
+      .sort(byName);
+    const after = ahead
+      .filter(named)
+      .map((r) => ({ id: r.id, key: sortKey(r.name) }))
+      .filter((r) => byName(r, cursorKey!) > 0);
+    expect(after.length).toBeGreaterThan(0);
+    expect(read.slice(0, 6)).toEqual(before.slice(0, 6));
+    expect(read.slice(6)).toEqual([...before.slice(6), ...after].sort(byName));
+    // By week, the first pages carry no plan; once the row past the weeks was stored, the page
+    // after read the window's own rows, and the later pages its keys.
+    expect(plans.slice(0, 2)).toEqual([undefined, undefined]);
+    expect(plans[2]).toBe("window-first");
+    expect(plans.slice(3, -1), plans.join(",")).toEqual(plans.slice(3, -1).map(() => "window-keys"));
+  });
+
   it("returns an empty page for an open window that holds no record", async () => {
     const tenant = await newTenant(server());
     await storeNamed(tenant, [{ id: "ow-old", name: "Maria", event: Date.now() - 5 * DAY }]);

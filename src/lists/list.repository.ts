@@ -61,9 +61,9 @@ export function pageQuery(
   after: CursorPosition | undefined,
   take: number,
   options: WindowPlan = {},
+  now = Date.now(),
 ): CompiledQuery<PageRow> {
   const order = listOrder(query);
-  const now = Date.now();
   after ??= order === "created" ? belowNewest(options.newest) : undefined;
   const unordered = order !== "created" && tilesWindow(collection, query);
   const weeks = options.notByWeek === true ? undefined : weeksOf(collection, query, now);
@@ -305,8 +305,9 @@ interface WindowRow {
 }
 
 /**
- * The window's rows that a window-first page sorts, as the `with` query `w`: their ids and names
- * and addresses (Engine.rowAddress). Each arm checks the page's name range and cursor on its
+ * The window's rows that a window-first page sorts, as the `with` query `w`, where a `with` query
+ * is run whole (not Engine.readsWithOnDemand; else windowEntries): their ids and names and
+ * addresses (Engine.rowAddress). Each arm checks the page's name range and cursor on its
  * index entries (both indexes keep the name), so that only the rows it keeps are read from the
  * table and set apart. The arms must still be read by their own indexes, not by the name's:
  * where a column can be kept from choosing an index (Engine.hidesFromIndex) the conditions are

@@ -179,11 +179,6 @@ function cursorPlan(plan: WindowPlan, order: ListOrder, picked: unknown): string
   return order === "created" && plan.late !== undefined ? cursorOfLate(plan.late) : undefined;
 }
 
-/** Whether a page may have been read by the weeks of a window open at its end (weekValues). */
-function readsOpenWeeks(collection: Collection, query: ListQuery): boolean {
-  return listOrder(query) === "name" && tilesWindow(collection, query) && query.since !== undefined && query.until === undefined;
-}
-
 /** Who asks for a page: the hash of a well-formed key, and the full key check. */
 export interface PageReader {
   keyHash: string;
@@ -212,38 +207,39 @@ export async function listPage(
     throw error;
   }
   const position = opened?.position;
-  const weeks = weeksOf(collection, query, Date.now());
-  // A cursor of a walk by the window's keys, but for a window now read by week (one made before that plan was).
-  const byKeys =
-    position !== undefined &&
-    (opened?.plan === WINDOW_FIRST || opened?.plan === WINDOW_KEYS) &&
-    tilesWindow(collection, query) &&
-    weeks === undefined;
-  let plan = byKeys
-    ? await keysPlan(db, collection, reader.keyHash, query, position)
-    : await windowPlan(db, collection, reader.keyHash, query, opened?.plan);
+  // One instant for the page: whether its window is read by week depends on it (weekValues).
+  const now = Date.now();
+  const weeks = weeksOf(collection, query, now);
+  // A later page of a walk by its window's keys reads them, unless the window is now read by week
+  // (a cursor made before that plan was, or a walk whose weeks had a row past them: see below).
+  const carriesKeys =
+    position !== undefined && (opened?.plan === WINDOW_FIRST || opened?.plan === WINDOW_KEYS) && tilesWindow(collection, query);
+  const keysOf = (at: CursorPosition) => keysPlan(db, collection, reader.keyHash, query, at);
+  let plan =
+    carriesKeys && weeks === undefined ? await keysOf(position) : await windowPlan(db, collection, reader.keyHash, query, opened?.plan);
   const readPage = async (by = plan) => {
-    const read = await db.executeQuery(pageQuery(db, collection, reader.keyHash, query, position, query.limit + 1, by));
+    const read = await db.executeQuery(pageQuery(db, collection, reader.keyHash, query, position, query.limit + 1, by, now));
     return typeof by.byName === "object" ? { rows: sortedByName([...read.rows], query.limit + 1) } : read;
   };
   let { rows } = await readPage();
+  // A page by week of a window open at its end holds none when the tenant has a row past its
+  // weeks (a device's clock ahead), or when its window is empty: it is read as a wider window's
+  // page is, by the plan its cursor carries, or on a walk's first page by the plan it chooses.
+  if (rows.length === 0 && weeks?.pastWeek !== undefined && plan.notByWeek !== true) {
+    plan = { ...(carriesKeys && position !== undefined ? await keysOf(position) : plan), notByWeek: true };
+    ({ rows } = await readPage());
+  }
   // A page that assumed where the late rows lie holds none when one lies outside that (or when
   // its window is empty): it is read again by the range a query finds. A later page from its
   // window's keys, which always holds a row (the one that showed the page to come), holds none
   // when too many late rows were stored since (keysPage) or when the key is no good: it is read
-  // by the name index, and the next page reads the keys again. A page by week of a window open
-  // at its end holds none when a row lies past its weeks (or when its window is empty): it is
-  // read as a wider window's page is, a walk's first page choosing its plan (asked of every
-  // empty page of such a window, whatever its weeks were as of the page's own query).
+  // by the name index, and the next page reads the keys again.
   if (rows.length === 0 && plan.assumed === true) {
     plan = await probedPlan(db, collection, reader.keyHash);
     ({ rows } = await readPage());
   } else if (rows.length === 0 && typeof plan.byName === "object") {
     windowKeys.delete(walkOf(reader.keyHash, collection, query));
-    ({ rows } = await readPage({ byName: NAME_INDEX }));
-  } else if (rows.length === 0 && readsOpenWeeks(collection, query)) {
-    plan = { ...plan, notByWeek: true };
-    ({ rows } = await readPage());
+    ({ rows } = await readPage({ byName: NAME_INDEX, notByWeek: plan.notByWeek }));
   }
   // A walk's first page in name order chose its plan in its own statement (choosingPage).
   const picked = rows[0]?.window_first;

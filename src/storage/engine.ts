@@ -50,7 +50,10 @@ export interface Engine {
   /**
    * The column that addresses a row within one statement, which a statement may join a row back
    * by instead of its primary key: SQLite's `rowid` (one B-tree descent instead of the key's
-   * two), PostgreSQL's `ctid` (the tuple itself, which the statement's snapshot keeps).
+   * two), PostgreSQL's `ctid` (the tuple itself, which the statement's snapshot keeps). A
+   * window-first page joins by it where a `with` query is run whole; where one is read on demand
+   * (readsWithOnDemand) it reads its window's entries from the indexes alone, which hold no
+   * `ctid`, and its rows by key.
    */
   readonly rowAddress: "rowid" | "ctid";
   /**
