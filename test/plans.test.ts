@@ -139,6 +139,11 @@ async function explainPrepared<R>(storage: Storage, compiled: CompiledQuery, opt
   });
 }
 
+/** A statement and its plan as a section of docs/sql: its heading, its SQL, its plan's lines. */
+function planSection(heading: string, { compiled, details }: { compiled: CompiledQuery; details: string[] }): string[] {
+  return [heading, "", "```sql", compiled.sql, "```", "", ...details.map((d) => `    ${d}`), ""];
+}
+
 const EXPLAINERS: Record<typeof ENGINE, Explainer> = {
   sqlite: {
     title: "SQLite",
@@ -351,16 +356,7 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
         expect(byWeek.length, `${title}: not read by week, or no probe past the weeks:\n${details.join("\n")}`).toBe(arms + 1);
         if (other !== undefined)
           expect(details.join(" | "), `${title}: the index range does not start at the cursor`).toMatch(explainer.fromCursor);
-        section.push(
-          `### ?${text} (cursor ${other?.key ?? "none"})`,
-          "",
-          "```sql",
-          compiled.sql,
-          "```",
-          "",
-          ...details.map((d) => `    ${d}`),
-          "",
-        );
+        section.push(...planSection(`### ?${text} (cursor ${other?.key ?? "none"})`, { compiled, details }));
       }
       return section;
     };
@@ -389,21 +385,16 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
         for (const byKeys of windowInNameOrder(collection, text) ? [false, true] : [false]) {
           const { compiled, details, choosing, keys, assumed } = await checkedPlan(collection, text, "with statistics", byKeys);
           const heading = `### ?${text || "(no filter)"}${byKeys ? " (a later page read by the window's keys)" : ""}`;
-          lines.push(heading, "", "```sql", compiled.sql, "```", "", ...details.map((d) => `    ${d}`), "");
+          lines.push(...planSection(heading, { compiled, details }));
           if (choosing !== undefined) {
-            lines.push(
-              `### ?${text} (a walk's first page, which counts the window's rows up to a page; then, unless the tenant has rows far before or after a bounded window, reads the name index's first entries; then counts the window's rows up to the bound; and runs the plan picked)`,
-              "",
-            );
-            lines.push("```sql", choosing.compiled.sql, "```", "", ...choosing.details.map((d) => `    ${d}`), "");
+            const what =
+              "a walk's first page, which counts the window's rows up to a page; then, unless the tenant has rows far before or after a bounded window, reads the name index's first entries; then counts the window's rows up to the bound; and runs the plan picked";
+            lines.push(...planSection(`### ?${text} (${what})`, choosing));
           }
-          if (keys !== undefined) {
-            lines.push(`### ?${text} (the window's keys, read once for a walk's later pages)`, "");
-            lines.push("```sql", keys.compiled.sql, "```", "", ...keys.details.map((d) => `    ${d}`), "");
-          }
+          if (keys !== undefined) lines.push(...planSection(`### ?${text} (the window's keys, read once for a walk's later pages)`, keys));
           if (assumed !== undefined) {
-            lines.push(`### ?${text} (a walk's first page, which assumes where the late rows lie and checks it in its own statement)`, "");
-            lines.push("```sql", assumed.compiled.sql, "```", "", ...assumed.details.map((d) => `    ${d}`), "");
+            const what = "a walk's first page, which assumes where the late rows lie and checks it in its own statement";
+            lines.push(...planSection(`### ?${text} (${what})`, assumed));
           }
         }
       }
@@ -423,16 +414,7 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
         const details = await explainChecked(collection, compiled, title, other === undefined, 0);
         expect(details.join(" | "), `${title}: not one arm by createdAt`).toMatch(/withdrawals_late_created/);
         expect(details.join(" | "), `${title}: reads a bucket`).not.toMatch(/withdrawals_late_b\d/);
-        lines.push(
-          `### ?${text} (late rows from 1970 on, cursor ${at})`,
-          "",
-          "```sql",
-          compiled.sql,
-          "```",
-          "",
-          ...details.map((d) => `    ${d}`),
-          "",
-        );
+        lines.push(...planSection(`### ?${text} (late rows from 1970 on, cursor ${at})`, { compiled, details }));
       }
     }
     lines.push(...(await openWindowByWeek("with statistics")));
