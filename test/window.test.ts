@@ -954,6 +954,36 @@ describe("a window in name order open at its end, a few weeks back", () => {
     expect(plans.slice(3, -1), plans.join(",")).toEqual(plans.slice(3, -1).map(() => "window-keys"));
   });
 
+  it("returns every record once when its weeks outgrow NAME_WEEK_ARMS during a walk, its later pages choosing their plan", async () => {
+    const tenant = await newTenant(server());
+    const start = Date.now();
+    // The earliest start whose weeks, up to the week of a day from now, are NAME_WEEK_ARMS.
+    const since = weekStart(start + DAY) - (NAME_WEEK_ARMS - 1) * NAME_WEEK_MS + HOUR;
+    const records = Array.from({ length: 30 }, (_, i) => ({
+      id: `og-${String(i).padStart(2, "0")}`,
+      name: names[i % names.length]!,
+      event: since + Math.floor(((start - since) * i) / 30),
+    }));
+    await storeNamed(tenant, records);
+    const query = `name=ma&createdSince=${iso(since)}`;
+    vi.useFakeTimers({ toFake: ["Date"], now: start });
+    try {
+      // After two pages, a week later: the window spans one week more than its weeks may.
+      const { read, plans } = await walk(tenant, query, 3, async (sofar) => {
+        if (sofar.length === 6) vi.setSystemTime(start + NAME_WEEK_MS);
+      });
+      const want = records
+        .filter((r) => sortKey(r.name).startsWith("ma"))
+        .map((r) => ({ id: r.id, key: sortKey(r.name) }))
+        .sort(byName);
+      expect(read).toEqual(want);
+      expect(plans.slice(0, 2)).toEqual([undefined, undefined]);
+      expect(plans.slice(2, -1).every((plan) => plan !== undefined)).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("returns an empty page for an open window that holds no record", async () => {
     const tenant = await newTenant(server());
     await storeNamed(tenant, [{ id: "ow-old", name: "Maria", event: Date.now() - 5 * DAY }]);
