@@ -226,7 +226,7 @@ export async function listPage(
   // weeks (a device's clock ahead), or when its window is empty: it is read as a wider window's
   // page is, by the plan its cursor carries, or on a walk's first page by the plan it chooses.
   if (rows.length === 0 && weeks?.pastWeek !== undefined && plan.notByWeek !== true) {
-    plan = { ...(carriesKeys && position !== undefined ? await keysOf(position) : plan), notByWeek: true };
+    plan = { ...(carriesKeys ? await keysOf(position) : plan), notByWeek: true };
     ({ rows } = await readPage());
   }
   // A page that assumed where the late rows lie holds none when one lies outside that (or when
