@@ -15,6 +15,7 @@ import { FACTORIES } from "./support/factories.js";
 import { parseListQuery } from "../src/lists/list.query.js";
 import {
   lateRangeOf,
+  eventSpanQuery,
   lateRangeQuery,
   newestQuery,
   newestStored,
@@ -270,7 +271,18 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
       // smaller than the bound whole, by a bitmap scan, and sort it.
       let choosing: { compiled: CompiledQuery; details: string[] } | undefined;
       let keys: { compiled: CompiledQuery; details: string[] } | undefined;
+      let probedFirst: { compiled: CompiledQuery; details: string[] } | undefined;
       if (byKeys) {
+        // A first page that its tenant's span shows a large share is read by the name index, if its probe agrees.
+        const probedCompiled = pageQuery(storage.db, collection, keyHash, query, undefined, 21, { ...probed, probeFirst: true });
+        const probedDetails = await explainChecked(collection, probedCompiled, `${title}, the first page by the name index`, false, 0);
+        expect(probedDetails.join(" | "), `${title}, the first page by the name index: not by it`).toContain(
+          `${collection.table}_name_key_id_event_at`,
+        );
+        expect(probedDetails.join(" | "), `${title}, the first page by the name index: reads the window's rows`).not.toMatch(
+          /_on_time|_late_b/,
+        );
+        probedFirst = { compiled: probedCompiled, details: probedDetails };
         const compiled = pageQuery(storage.db, collection, keyHash, query, undefined, 21, probed);
         const countSorts = ENGINE === "postgres" ? Number.MAX_SAFE_INTEGER : 3;
         const details = await explainChecked(collection, compiled, `${title}, the first page`, false, anyPlan ? Infinity : countSorts);
@@ -321,7 +333,7 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
           details.filter((line) => line.includes(`${collection.table}_event_week_name`)).length,
           `${title}: not read by week:\n${details.join("\n")}`,
         ).toBe(Object.keys(weeks).filter((name) => /^w\d+$/.test(name)).length);
-      return { compiled, details, choosing, keys, assumed };
+      return { compiled, details, choosing, keys, assumed, probedFirst };
     };
     // A window in name order that its weeks serve (weekValues) has one plan for every page.
     const windowInNameOrder = (collection: Collection, text: string) => {
@@ -383,13 +395,23 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
       lines.push(`## ${collection.name}`, "");
       for (const text of combinations(collection)) {
         for (const byKeys of windowInNameOrder(collection, text) ? [false, true] : [false]) {
-          const { compiled, details, choosing, keys, assumed } = await checkedPlan(collection, text, "with statistics", byKeys);
+          const { compiled, details, choosing, keys, assumed, probedFirst } = await checkedPlan(
+            collection,
+            text,
+            "with statistics",
+            byKeys,
+          );
           const heading = `### ?${text || "(no filter)"}${byKeys ? " (a later page read by the window's keys)" : ""}`;
           lines.push(...planSection(heading, { compiled, details }));
           if (choosing !== undefined) {
             const what =
               "a walk's first page, which counts the window's rows up to a page; then, unless the tenant has rows far before or after a bounded window, reads the name index's first entries; then counts the window's rows up to the bound; and runs the plan picked";
             lines.push(...planSection(`### ?${text} (${what})`, choosing));
+          }
+          if (probedFirst !== undefined) {
+            const what =
+              "a walk's first page whose window the tenant's span shows likely a large share: by the name index, limited to none unless its first entries show the window a share";
+            lines.push(...planSection(`### ?${text} (${what})`, probedFirst));
           }
           if (keys !== undefined) lines.push(...planSection(`### ?${text} (the window's keys, read once for a walk's later pages)`, keys));
           if (assumed !== undefined) {
@@ -416,6 +438,17 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
         expect(details.join(" | "), `${title}: reads a bucket`).not.toMatch(/withdrawals_late_b\d/);
         lines.push(...planSection(`### ?${text} (late rows from 1970 on, cursor ${at})`, { compiled, details }));
       }
+    }
+    // The first and last event week of a tenant's rows, found in the background as a hint for
+    // windows in name order (WindowPlan.probeFirst): a probe of one entry of the weeks' index each.
+    {
+      const collection = COLLECTIONS.find((c) => c.name === "withdrawals")!;
+      const compiled = eventSpanQuery(storage.db, collection, keyHash);
+      const title = "withdrawals, the event weeks the tenant's rows span";
+      const details = await explainChecked(collection, compiled, title, true, 0);
+      expect(details.filter((line) => line.includes("withdrawals_event_week_name")).length, `${title}:\n${details.join("\n")}`).toBe(2);
+      lines.push("## withdrawals: the event weeks a tenant's rows span (found in the background, a hint for windows in name order)", "");
+      lines.push(...planSection("### the first and the last week", { compiled, details }));
     }
     lines.push(...(await openWindowByWeek("with statistics")));
     // Where the engine tells which nodes never ran, a first page in name order was checked on each collection with such rows.

@@ -13,7 +13,7 @@ import { withdrawals } from "../src/collections/registry.js";
 import { sortKey } from "../src/collections/sort-key.js";
 import { parseListQuery } from "../src/lists/list.query.js";
 import { pageQuery } from "../src/lists/list.repository.js";
-import { needsLateRange, probedPlan } from "../src/lists/list.service.js";
+import { foundEventSpan, needsLateRange, probedPlan, windowPlan } from "../src/lists/list.service.js";
 import {
   EDGE_LEVEL,
   KEYS_SHARE,
@@ -22,6 +22,7 @@ import {
   NAME_WEEK_MS,
   NAME_PROBE_PAGES,
   SPAN_SHARE,
+  spanOfWeeks,
   tiles,
   WINDOW_FIRST_BOUND,
   WINDOW_KEYS_BOUND,
@@ -732,6 +733,82 @@ describe("time window in name order", () => {
       [1, 2, 3].map((m) => withdrawal({ id: `wn-hour-${m}`, deliveredAt: iso(hourStart + m * 60_000) })),
     );
     expect(await planOf(`createdSince=${iso(hourStart)}&createdUntil=${iso(hourStart + HOUR - 1)}`)).toBeUndefined();
+  }, 120_000);
+});
+
+describe("a window in name order that holds a large share of its tenant's rows", () => {
+  it("is read by the name index once its tenant's span is known, and by the plan that picks when the name index's first entries show otherwise", async () => {
+    const tenant = await newTenant(server());
+    const { db } = server().storage;
+    const keyHash = hashKey(tenant.keys.read);
+    const now = Date.UTC(2026, 6, 20, 12, 0, 0, 0);
+    const names = ["Maria Lopes", "Mário Dias", "Marta Silva", "Marco"];
+    const inPrefix = (r: { name: string }) => sortKey(r.name).startsWith(sortKey("ma"));
+    // 600 rows a day or so apart over two years (wider than NAME_WEEK_ARMS weeks, so none of
+    // the windows below is read by week), every name in the prefix.
+    const stored = Array.from({ length: 600 }, (_, i) => ({
+      id: `ls-${String(i).padStart(4, "0")}`,
+      name: names[i % names.length]!,
+      event: now - Math.floor((i * 730 * DAY) / 600),
+    }));
+    server().clock.now = now;
+    await storeNamed(tenant, stored);
+    const windowOf = ([since, until]: Bounds) =>
+      `name=ma${since === undefined ? "" : `&createdSince=${iso(since)}`}${until === undefined ? "" : `&createdUntil=${iso(until)}`}`;
+    const planFor = (bounds: Bounds) => windowPlan(db, withdrawals, keyHash, parseListQuery(withdrawals, windowOf(bounds)));
+    type Bounds = [number | undefined, number | undefined];
+    const [wide, narrow, openStart]: Bounds[] = [
+      [now - 600 * DAY, now],
+      [now - 120 * DAY, now - 40 * DAY],
+      [undefined, now - 300 * DAY],
+    ] as const;
+    // Until the tenant's span is found, every first page picks (choosingPage).
+    expect(await planFor(wide)).toEqual({});
+    const week = (ms: number) => Math.floor((ms + BUCKET_ORIGIN_MS) / NAME_WEEK_MS);
+    const events = stored.map((r) => r.event);
+    expect(await foundEventSpan(db, withdrawals, keyHash)).toEqual(spanOfWeeks(week(Math.min(...events)), week(Math.max(...events))));
+    // A window over at least 1 / NAME_FIRST_SHARE of it is read by the name index first; a narrower one picks.
+    expect(await planFor(wide)).toEqual({ probeFirst: true });
+    expect(await planFor(openStart)).toEqual({ probeFirst: true });
+    expect(await planFor(narrow)).toEqual({});
+    const expectWalks = async (rows: typeof stored) => {
+      for (const bounds of [wide, narrow, openStart]) {
+        const [since, until] = bounds;
+        const want = rows
+          .filter((r) => inPrefix(r) && (since === undefined || r.event >= since) && (until === undefined || r.event <= until))
+          .map((r) => ({ id: r.id, key: sortKey(r.name) }))
+          .sort(byName)
+          .map((r) => r.id);
+        for (const limits of [
+          [2, 7],
+          [7, 50],
+          [50, 2],
+        ]) {
+          const { items } = await readAll(server(), tenant.keys.read, `/v1/withdrawals?${windowOf(bounds)}`, limits);
+          expect(
+            items.map((r) => r.id),
+            `${windowOf(bounds)} at ${limits.join(", ")}`,
+          ).toEqual(want);
+        }
+      }
+    };
+    await expectWalks(stored);
+    // The name index's first entries show the wide window a share, so its walk keeps that plan.
+    expect(await firstPagePlan(tenant, windowOf(wide))).toBe("name-index");
+    // Rows stored since, five years back, whose names come first in the prefix: the name index's
+    // first entries (more than a page of 50 probes) now show the window none, though the span
+    // seen still says it holds most. Its first page by the name index holds no row, and is read
+    // by the plan that picks: the window's own rows.
+    const early = Array.from({ length: 1100 }, (_, i) => ({
+      id: `le-${String(i).padStart(4, "0")}`,
+      name: "Ma Aaron",
+      event: now - 5 * 365 * DAY - i * HOUR,
+    }));
+    await storeNamed(tenant, early);
+    server().clock.now = undefined;
+    expect(await planFor(wide)).toEqual({ probeFirst: true });
+    await expectWalks([...stored, ...early]);
+    expect(await firstPagePlan(tenant, windowOf(wide))).toBe("window-first");
   }, 120_000);
 });
 

@@ -67,12 +67,12 @@ export function pageQuery(
   after ??= order === "created" ? belowNewest(options.newest) : undefined;
   const unordered = order !== "created" && tilesWindow(collection, query);
   const weeks = options.notByWeek === true ? undefined : weeksOf(collection, query, now);
-  const plan = pagePlan(unordered, weeks !== undefined, options.byName);
+  const plan = pagePlan(unordered, weeks !== undefined, options);
   // A window that its weeks serve needs no plan of its walk's: any page is read by week.
   const byName = plan === "weeks" ? undefined : options.byName;
   const window =
     weeks ??
-    (plan === "keys"
+    (plan === "keys" || plan === "probed"
       ? windowValues(query, false)
       : unordered
         ? unorderedValues(query, now)
@@ -89,6 +89,7 @@ export function pageQuery(
     if (plan === "choosing") return choosingPage(db, collection, slots, take);
     if (plan === "keys") return keysPage(db, collection, slots, take);
     if (plan === "weeks") return weeksPage(db, collection, slots, take);
+    if (plan === "probed") return probedNamePage(db, collection, slots, take);
     return buildPage(db, collection, order, slots, take, upper);
   });
 }
@@ -104,12 +105,17 @@ export function weeksOf(collection: Collection, query: ListQuery, now: number): 
 
 /**
  * Which statement reads a page: for a window in no createdAt order (`unordered`), by week, or
- * as its walk's plan says (WindowPlan.byName), or, for a walk's first page, the one that picks.
+ * as its walk's plan says (WindowPlan.byName), or, for a walk's first page, the name index if
+ * its probe agrees (WindowPlan.probeFirst), else the one that picks.
  */
-function pagePlan(unordered: boolean, byWeek: boolean, byName: WindowPlan["byName"]): "" | "weeks" | "choosing" | "name-index" | "keys" {
+function pagePlan(
+  unordered: boolean,
+  byWeek: boolean,
+  { byName, probeFirst }: WindowPlan,
+): "" | "weeks" | "probed" | "choosing" | "name-index" | "keys" {
   if (!unordered) return "";
   if (byWeek) return "weeks";
-  if (byName === undefined) return "choosing";
+  if (byName === undefined) return probeFirst === true ? "probed" : "choosing";
   return byName === "name-index" ? byName : "keys";
 }
 
@@ -139,6 +145,13 @@ export interface WindowPlan {
    * `window_first`.
    */
   byName?: "name-index" | KeysPage;
+  /**
+   * Set for a walk's first page in name order whose window likely holds a large share of its
+   * tenant's rows (lists/window.ts, NAME_FIRST_SHARE): it is read by the name index, and holds
+   * no row unless the name index's first entries show the window a share (probedNamePage). One
+   * that holds none is read again by the statement that picks (choosingPage).
+   */
+  probeFirst?: boolean;
   /**
    * Set when a page of a window open at its end, read by week (weekValues), held no row: a row
    * may lie past its weeks, or its window holds none. It is read again as a wider window is.
@@ -566,6 +579,21 @@ function choosingPage(db: Kysely<Schema>, collection: Collection, s: Slots, take
 }
 
 /**
+ * A page of a window in name order by the name index, as a walk's page that choosingPage sent
+ * there reads it, but limited to no row unless the name index's first entries show the window a
+ * share that the name index serves (nameIndexProbe): choosingPage's pick with neither count,
+ * for a window that its tenant's span shows likely so large a share (WindowPlan.probeFirst)
+ * that counting it would only cost. A window of fewer rows than the page that passes the probe
+ * is read from the name index all the same: the rows are the same, and it reads no more than
+ * the name alone would.
+ */
+function probedNamePage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<ListRow> {
+  const probe = nameIndexProbe(db, collection, s, take, tenantOfKey(db, s));
+  const limit = sql<number>`(select case when (${probe}) >= ${sql.lit(probeHits(take))} then ${sql.lit(take)} else 0 end)`;
+  return sortedPage(db, collection, "name", s, limit);
+}
+
+/**
  * Every row of the window whatever its name, as ids and names in no order, from its arms' index
  * entries alone, each arm in its index's order (inIndexOrder): the `w` of a choosing page where a
  * `with` query is read on demand (Engine.readsWithOnDemand). Its counts read only the entries
@@ -752,6 +780,32 @@ export function lateRangeQuery(db: Kysely<Schema>, collection: Collection, keyHa
       newestRowQuery(db, collection, s, "is").as("newest_on_time"),
       newestRowQuery(db, collection, s, "is not").as("newest_late"),
     ]);
+  });
+}
+
+export interface EventSpanRow {
+  low: Probed;
+  high: Probed;
+}
+
+const eventSpans = new QueryTemplates<EventSpanRow>();
+
+/**
+ * The first and last event week of the key's tenant's list (window.ts, EventSpan), each a probe
+ * of one entry of the index of rows by event week (every transaction has an event date); none
+ * when the key is no good or the list is empty.
+ */
+export function eventSpanQuery(db: Kysely<Schema>, collection: Collection, keyHash: string): CompiledQuery<EventSpanRow> {
+  return eventSpans.fill(db, `${collection.name}:event-span`, { keyHash, now: Date.now() }, (s) => {
+    const table = collection.table as "withdrawals";
+    const week = (direction: "asc" | "desc") =>
+      db
+        .selectFrom(table)
+        .select(weekOf.as("week"))
+        .where("tenant_id", "=", tenantOfKey(db, s))
+        .orderBy(weekOf, direction)
+        .limit(sql.lit(1));
+    return readBy(db, db.selectNoFrom([week("asc").as("low"), week("desc").as("high")]), table, `${table}_event_week_name`);
   });
 }
 

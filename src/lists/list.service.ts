@@ -13,6 +13,7 @@ import { engineOf } from "../storage/engine.js";
 import type { Schema } from "../storage/schema.js";
 import { parseListQuery, type ListQuery } from "./list.query.js";
 import {
+  eventSpanQuery,
   lateRangeOf,
   lateRangeQuery,
   newestQuery,
@@ -26,7 +27,17 @@ import {
 } from "./list.repository.js";
 import { listOrder, positionOf, type ListOrder, type ListRow } from "./list.shape.js";
 import { idsAfter, windowKeys } from "./window-keys.js";
-import { assumedLateRange, lateProbes, needsLateRange as windowNeedsLateRange, WINDOW_KEYS_BOUND, type LateRange } from "./window.js";
+import {
+  assumedLateRange,
+  lateProbes,
+  NAME_FIRST_SHARE,
+  needsLateRange as windowNeedsLateRange,
+  shareOfSpan,
+  spanOfWeeks,
+  WINDOW_KEYS_BOUND,
+  type EventSpan,
+  type LateRange,
+} from "./window.js";
 
 /** Whether the page reads late rows by bucket over a span it first narrows to the tenant's: only in createdAt order. */
 export function needsLateRange(db: Kysely<Schema>, collection: Collection, query: ListQuery): boolean {
@@ -70,8 +81,11 @@ function cursorOfLate(late: LateRange | null): string {
  * no late rows then reads none of the buckets where it has none. In name order: which plan the
  * walk takes, which its first page finds out in its own statement (choosingPage); a later page
  * by the window's keys asks keysPlan instead. No plan in name order needs the range, as none
- * reads in createdAt order. What a first page found, its cursors carry (`chosen`), so that every
- * page of a walk reads by one plan.
+ * reads in createdAt order. A first page whose window covers at least 1 / NAME_FIRST_SHARE of
+ * the event dates its tenant's rows were last found to span (eventSpansSeen) is read by the name
+ * index if its probe agrees (WindowPlan.probeFirst), which skips the counts; not one read by week
+ * (`byWeek`). What a first page found, its cursors carry (`chosen`), so that every page of a walk
+ * reads by one plan.
  */
 export async function windowPlan(
   db: Kysely<Schema>,
@@ -79,9 +93,15 @@ export async function windowPlan(
   keyHash: string,
   query: ListQuery,
   chosen?: string,
+  byWeek = false,
 ): Promise<WindowPlan> {
   if (!tilesWindow(collection, query)) return {};
-  if (listOrder(query) !== "created") return chosen === NAME_INDEX ? { byName: NAME_INDEX } : {};
+  if (listOrder(query) !== "created") {
+    if (chosen === NAME_INDEX) return { byName: NAME_INDEX };
+    const span = eventSpansSeen.get(seenKey(keyHash, collection))?.span;
+    const large = !byWeek && span !== undefined && span !== null && shareOfSpan(query, span) >= 1 / NAME_FIRST_SHARE;
+    return large ? { probeFirst: true } : {};
+  }
   const carried = lateOfCursor(chosen);
   if (carried !== undefined) return { late: carried };
   const seen = lateRangesSeen.get(seenKey(keyHash, collection));
@@ -137,6 +157,38 @@ function withinRange({ since, until }: ListQuery, range: LateRange | null | unde
   return range !== undefined && range !== null && since !== undefined && until !== undefined && since >= range.low && until <= range.high;
 }
 
+/**
+ * The event dates that each key's list was last found to span (null: none), and when, kept as a
+ * hint of the share of its rows a window in name order holds (WindowPlan.probeFirst): a page
+ * checks the share in its own statement, so a span however old never makes it miss a row. It
+ * is found again in the background once EVENT_SPAN_FRESH_MS old, as the list grows.
+ */
+const eventSpansSeen = new BoundedMap<string, { span: EventSpan | null; foundAt: number }>(10_000);
+export const EVENT_SPAN_FRESH_MS = 60_000;
+
+/**
+ * Finds the event dates the key's list spans in the background, for a window in name order's
+ * later walks (windowPlan), when none was found in the last EVENT_SPAN_FRESH_MS: once the key's
+ * page has shown the key good, and once at a time. The walk that asks does not wait for it.
+ */
+function learnEventSpan(db: Kysely<Schema>, collection: Collection, keyHash: string): void {
+  const key = seenKey(keyHash, collection);
+  const seen = eventSpansSeen.get(key);
+  if ((seen !== undefined && Date.now() - seen.foundAt < EVENT_SPAN_FRESH_MS) || learning.has(`span:${key}`)) return;
+  learning.add(`span:${key}`);
+  foundEventSpan(db, collection, keyHash)
+    .catch(() => undefined)
+    .finally(() => learning.delete(`span:${key}`));
+}
+
+/** The event dates the key's list spans as a query finds them now (null: none), kept as seen. */
+export async function foundEventSpan(db: Kysely<Schema>, collection: Collection, keyHash: string): Promise<EventSpan | null> {
+  const row = (await db.executeQuery(eventSpanQuery(db, collection, keyHash))).rows[0];
+  const span = row === undefined || row.low === null || row.high === null ? null : spanOfWeeks(Number(row.low), Number(row.high));
+  eventSpansSeen.set(seenKey(keyHash, collection), { span, foundAt: Date.now() });
+  return span;
+}
+
 /** What a walk's window keys are kept by: the reader's key, the list, the window and the name. */
 const walkOf = (keyHash: string, collection: Collection, query: ListQuery) =>
   [keyHash, collection.name, query.since, query.until, query.name].join("|");
@@ -175,6 +227,7 @@ async function keysPlan(
 /** What a page's cursor carries of how it was read, for the next page to read by too. */
 function cursorPlan(plan: WindowPlan, order: ListOrder, picked: unknown): string | undefined {
   if (picked !== undefined) return PICKED[Number(picked)];
+  if (plan.probeFirst === true) return NAME_INDEX;
   if (plan.byName !== undefined) return plan.byName === NAME_INDEX ? NAME_INDEX : WINDOW_KEYS;
   return order === "created" && plan.late !== undefined ? cursorOfLate(plan.late) : undefined;
 }
@@ -216,7 +269,9 @@ export async function listPage(
     position !== undefined && (opened?.plan === WINDOW_FIRST || opened?.plan === WINDOW_KEYS) && tilesWindow(collection, query);
   const keysOf = (at: CursorPosition) => keysPlan(db, collection, reader.keyHash, query, at);
   let plan =
-    carriesKeys && weeks === undefined ? await keysOf(position) : await windowPlan(db, collection, reader.keyHash, query, opened?.plan);
+    carriesKeys && weeks === undefined
+      ? await keysOf(position)
+      : await windowPlan(db, collection, reader.keyHash, query, opened?.plan, weeks !== undefined);
   const readPage = async (by = plan) => {
     const read = await db.executeQuery(pageQuery(db, collection, reader.keyHash, query, position, query.limit + 1, by, now));
     return typeof by.byName === "object" ? { rows: sortedByName([...read.rows], query.limit + 1) } : read;
@@ -227,6 +282,12 @@ export async function listPage(
   // page is, by the plan its cursor carries, or on a walk's first page by the plan it chooses.
   if (rows.length === 0 && weeks?.pastWeek !== undefined && plan.notByWeek !== true) {
     plan = { ...(carriesKeys ? await keysOf(position) : plan), notByWeek: true };
+    ({ rows } = await readPage());
+  }
+  // A page by the name index that its probe did not show the window a share for holds none (as
+  // does one whose window holds none): it is read by the statement that picks.
+  if (rows.length === 0 && plan.probeFirst === true) {
+    plan = { ...plan, probeFirst: false };
     ({ rows } = await readPage());
   }
   // A page that assumed where the late rows lie holds none when one lies outside that (or when
@@ -247,6 +308,7 @@ export async function listPage(
   if (opened !== undefined) checkCursorTenant(opened, tenantId);
   const order = listOrder(query);
   if (order === "created" && tilesWindow(collection, query)) learnLateRange(db, collection, reader.keyHash);
+  if (order === "name" && (picked !== undefined || plan.probeFirst === true)) learnEventSpan(db, collection, reader.keyHash);
   const paged: PagedList<ListRow> = {
     list: collection.name,
     filterKey: query.filterKey,

@@ -451,3 +451,33 @@ export function weekTiles(s: Slots): { slot: Slots[string]; first: boolean; last
   const weeks = Object.keys(s).filter((name) => /^w\d+$/.test(name));
   return weeks.map((name, i) => ({ slot: s[name], first: i === 0, last: i === weeks.length - 1 }));
 }
+
+/**
+ * The event dates a tenant's rows span, by whole weeks of the index of rows by event week
+ * (low inclusive, high exclusive), as a process last found them (list.service.ts): a hint of
+ * what share of the rows a wide window in name order holds, were they spread evenly.
+ */
+export interface EventSpan {
+  low: number;
+  high: number;
+}
+
+/** The span of the weeks from `low` to `high` (inclusive), as found by their numbers. */
+export function spanOfWeeks(low: number, high: number): EventSpan {
+  return { low: low * NAME_WEEK_MS - BUCKET_ORIGIN_MS, high: (high + 1) * NAME_WEEK_MS - BUCKET_ORIGIN_MS };
+}
+
+/**
+ * A window in name order whose part of its tenant's span is at least 1 / NAME_FIRST_SHARE, were
+ * the rows spread evenly, is a share so large that the name index likely serves it: its page
+ * is read by the name index straight away, limited to none unless the name index's first
+ * entries show it a share (choosingPage's probe), and read as choosingPage reads it when none.
+ */
+export const NAME_FIRST_SHARE = 4;
+
+/** The part of `span` that the window covers, from 0 to 1. */
+export function shareOfSpan({ since, until }: Pick<ListQuery, "since" | "until">, span: EventSpan): number {
+  const low = Math.max(since ?? -Infinity, span.low);
+  const high = Math.min(until === undefined ? Infinity : until + 1, span.high);
+  return Math.max(0, high - low) / (span.high - span.low);
+}
