@@ -146,10 +146,11 @@ export interface WindowPlan {
    */
   byName?: "name-index" | KeysPage;
   /**
-   * Set for a walk's first page in name order whose window likely holds a large share of its
-   * tenant's rows (lists/window.ts, NAME_FIRST_SHARE): it is read by the name index, and holds
-   * no row unless the name index's first entries show the window a share (probedNamePage). One
-   * that holds none is read again by the statement that picks (choosingPage).
+   * Set for a page in name order with no plan of its walk's (its first page, or one after pages
+   * read by week) whose window likely holds a large share of its tenant's rows (lists/window.ts,
+   * NAME_FIRST_SHARE): it is read by the name index, and holds no row unless the name index's
+   * first entries show the window a share (probedNamePage). One that holds none is read again by
+   * the statement that picks (choosingPage).
    */
   probeFirst?: boolean;
   /**
@@ -581,11 +582,12 @@ function choosingPage(db: Kysely<Schema>, collection: Collection, s: Slots, take
 /**
  * A page of a window in name order by the name index, as a walk's page that choosingPage sent
  * there reads it, but limited to no row unless the name index's first entries show the window a
- * share that the name index serves (nameIndexProbe): choosingPage's pick with neither count,
- * for a window that its tenant's span shows likely so large a share (WindowPlan.probeFirst)
- * that counting it would only cost. A window of fewer rows than the page that passes the probe
- * is read from the name index all the same: the rows are the same, and it reads no more than
- * the name alone would.
+ * share that the name index serves (nameIndexProbe): choosingPage's pick with neither count nor
+ * the probes of how wide the tenant's rows span (spansWider), and the walk's later pages by the
+ * name index too, never the window's keys, for a window that its tenant's span shows likely so
+ * large a share (WindowPlan.probeFirst) that those would only cost. A window of fewer rows than
+ * the page that passes the probe is read from the name index all the same, to the end of the
+ * name's range: the same rows.
  */
 function probedNamePage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<ListRow> {
   const probe = nameIndexProbe(db, collection, s, take, tenantOfKey(db, s));

@@ -81,10 +81,9 @@ function cursorOfLate(late: LateRange | null): string {
  * no late rows then reads none of the buckets where it has none. In name order: which plan the
  * walk takes, which its first page finds out in its own statement (choosingPage); a later page
  * by the window's keys asks keysPlan instead. No plan in name order needs the range, as none
- * reads in createdAt order. A first page whose window covers at least 1 / NAME_FIRST_SHARE of
- * the event dates its tenant's rows were last found to span (eventSpansSeen) is read by the name
- * index if its probe agrees (WindowPlan.probeFirst), which skips the counts; not one read by week
- * (`byWeek`). What a first page found, its cursors carry (`chosen`), so that every page of a walk
+ * reads in createdAt order. A page with no plan of its walk's (its first) whose window likely
+ * holds a large share of its tenant's rows (likelyLargeShare) is read by the name index if its
+ * probe agrees (WindowPlan.probeFirst), which skips the counts; not one read by week (`byWeek`). What a first page found, its cursors carry (`chosen`), so that every page of a walk
  * reads by one plan.
  */
 export async function windowPlan(
@@ -98,9 +97,7 @@ export async function windowPlan(
   if (!tilesWindow(collection, query)) return {};
   if (listOrder(query) !== "created") {
     if (chosen === NAME_INDEX) return { byName: NAME_INDEX };
-    const span = eventSpansSeen.get(seenKey(keyHash, collection))?.span;
-    const large = !byWeek && span !== undefined && span !== null && shareOfSpan(query, span) >= 1 / NAME_FIRST_SHARE;
-    return large ? { probeFirst: true } : {};
+    return !byWeek && likelyLargeShare(keyHash, collection, query) ? { probeFirst: true } : {};
   }
   const carried = lateOfCursor(chosen);
   if (carried !== undefined) return { late: carried };
@@ -188,6 +185,25 @@ export async function foundEventSpan(db: Kysely<Schema>, collection: Collection,
   eventSpansSeen.set(seenKey(keyHash, collection), { span, foundAt: Date.now() });
   return span;
 }
+
+/**
+ * Whether a window in name order covers at least 1 / NAME_FIRST_SHARE of the event dates its
+ * tenant's rows were last found to span (eventSpansSeen), and its walk's probe has not turned
+ * a page away in the last EVENT_SPAN_FRESH_MS (probesTurnedAway).
+ */
+function likelyLargeShare(keyHash: string, collection: Collection, query: ListQuery): boolean {
+  const span = eventSpansSeen.get(seenKey(keyHash, collection))?.span;
+  if (span === undefined || span === null || shareOfSpan(query, span) < 1 / NAME_FIRST_SHARE) return false;
+  const turnedAway = probesTurnedAway.get(walkOf(keyHash, collection, query));
+  return turnedAway === undefined || Date.now() - turnedAway >= EVENT_SPAN_FRESH_MS;
+}
+
+/**
+ * When each walk's (walkOf) page by the name index first was turned away by its probe: its rows
+ * spread unevenly (the window's first names lie outside it), or its window holds none of the
+ * name. Its pages pick (choosingPage) for EVENT_SPAN_FRESH_MS, rather than pay both statements.
+ */
+const probesTurnedAway = new BoundedMap<string, number>(10_000);
 
 /** What a walk's window keys are kept by: the reader's key, the list, the window and the name. */
 const walkOf = (keyHash: string, collection: Collection, query: ListQuery) =>
@@ -287,6 +303,7 @@ export async function listPage(
   // A page by the name index that its probe did not show the window a share for holds none (as
   // does one whose window holds none): it is read by the statement that picks.
   if (rows.length === 0 && plan.probeFirst === true) {
+    probesTurnedAway.set(walkOf(reader.keyHash, collection, query), Date.now());
     plan = { ...plan, probeFirst: false };
     ({ rows } = await readPage());
   }
