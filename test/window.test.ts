@@ -517,6 +517,13 @@ describe("a narrowed window's first page beside a writer", () => {
     const inWindow = (event: number) => (since === undefined || event >= since) && (until === undefined || event <= until);
     const bounds = [since === undefined ? "" : `createdSince=${iso(since)}`, until === undefined ? "" : `createdUntil=${iso(until)}`];
     const path = `/v1/withdrawals?${bounds.filter((b) => b !== "").join("&")}`;
+    // A window that reaches the present reads its first page as the plain list's (WindowPlan.recent)
+    // unless the records stored last lie outside it: these do, so it is read by its tiling.
+    if (open !== "until")
+      await storeAsPlanned(
+        tenant,
+        Array.from({ length: 10 }, (_, i) => ({ id: `x-${i}`, event: firstHour - 30 * DAY + i, createdAt: lastHour + 10 * DAY + i })),
+      );
     const first = await get<{ data: { id: string }[]; cursor: string }>(server(), `${path}&limit=4`, tenant.keys.read);
     // Late records as far as the window's end or the end of the 8-hour bucket a day from now,
     // checked by the page's own statement; or the first and last late event dates, found by a query.
@@ -558,6 +565,66 @@ describe("a narrowed window's first page beside a writer", () => {
     const { items } = await readAll(server(), tenant.keys.read, path, [4]);
     const storedSince = { since: ["late-after"], now: [], until: ["late-before"] }[open];
     expect(items.map((r) => r.id)).toEqual([...storedSince, ...want]);
+  });
+});
+
+describe("a window that reaches the present", () => {
+  it("reads its pages as the plain list's while the records stored last lie in it, and by its tiling from the first page that holds less", async () => {
+    const tenant = await newTenant(server());
+    const now = Date.now();
+    const since = now - 3 * DAY;
+    // In createdAt order, newest first: late records of the window's first day, on-time records of
+    // the last hours, an import of records 400 days old (outside), on-time records of the
+    // window's first day.
+    const stored: Stored[] = [
+      ...Array.from({ length: 12 }, (_, i) => ({
+        id: `a-${i}`,
+        event: now - 2.5 * DAY + i * 60_000,
+        createdAt: now - 2.5 * DAY + i * 60_000,
+      })),
+      ...Array.from({ length: 40 }, (_, i) => ({ id: `b-${i}`, event: now - 400 * DAY + i * HOUR, createdAt: now - DAY })),
+      ...Array.from({ length: 12 }, (_, i) => ({
+        id: `c-${i}`,
+        event: now - 10 * HOUR + i * 600_000,
+        createdAt: now - 10 * HOUR + i * 600_000,
+      })),
+      ...Array.from({ length: 5 }, (_, i) => ({ id: `d-${i}`, event: now - 2.9 * DAY + i, createdAt: now - 30 * 60_000 + i })),
+    ];
+    await storeAsPlanned(tenant, stored);
+    for (const until of [undefined, now + HOUR]) {
+      const path = `/v1/withdrawals?createdSince=${iso(since)}${until === undefined ? "" : `&createdUntil=${iso(until)}`}`;
+      const want = stored
+        .filter((r) => r.event >= since && (until === undefined || r.event <= until))
+        .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+        .map((r) => r.id);
+      for (const limits of [[7], [2, 7, 50], [50]]) {
+        const { items } = await readAll(server(), tenant.keys.read, path, limits);
+        expect(
+          items.map((r) => r.id),
+          `${path} at ${limits.join(", ")}`,
+        ).toEqual(want);
+      }
+      // At 7 a page (RECENT_SCAN pages' worth of rows read, 16): the first two find a page of the
+      // window among the rows stored last; the third finds one row of it before the import, and
+      // is read by its tiling, as are the pages after it.
+      const plans: (string | undefined)[] = [];
+      let cursor: string | null = null;
+      do {
+        const reply: Reply<{ cursor: string | null }> = await get(
+          server(),
+          `${path}&limit=7${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
+          tenant.keys.read,
+        );
+        cursor = reply.body.cursor;
+        if (cursor !== null) plans.push(planOfCursor(cursor));
+      } while (cursor !== null);
+      expect(plans.slice(0, 2), path).toEqual(["recent", "recent"]);
+      expect(
+        plans.slice(2).filter((plan) => plan === "recent"),
+        path,
+      ).toEqual([]);
+      expect(plans.length, path).toBeGreaterThan(2);
+    }
   });
 });
 

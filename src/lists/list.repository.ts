@@ -28,6 +28,7 @@ import {
   NAME_INDEX_PAGES,
   NAME_PROBE_PAGES,
   onTimeArm,
+  RECENT_SCAN,
   unorderedValues,
   WINDOW_FIRST_BOUND,
   WINDOW_KEYS_BOUND,
@@ -67,12 +68,15 @@ export function pageQuery(
   after ??= order === "created" ? belowNewest(options.newest) : undefined;
   const unordered = order !== "created" && tilesWindow(collection, query);
   const weeks = options.notByWeek === true ? undefined : weeksOf(collection, query, now);
-  const plan = pagePlan(unordered, weeks !== undefined, options);
+  const plan =
+    options.recent === true && order === "created" && tilesWindow(collection, query)
+      ? "recent"
+      : pagePlan(unordered, weeks !== undefined, options);
   // A window that its weeks serve needs no plan of its walk's: any page is read by week.
   const byName = plan === "weeks" ? undefined : options.byName;
   const window =
     weeks ??
-    (plan === "keys" || plan === "probed"
+    (plan === "keys" || plan === "probed" || plan === "recent"
       ? windowValues(query, false)
       : unordered
         ? unorderedValues(query, now)
@@ -90,6 +94,7 @@ export function pageQuery(
     if (plan === "keys") return keysPage(db, collection, slots, take);
     if (plan === "weeks") return weeksPage(db, collection, slots, take);
     if (plan === "probed") return probedNamePage(db, collection, slots, take);
+    if (plan === "recent") return recentPage(db, collection, slots, take);
     return buildPage(db, collection, order, slots, take, upper);
   });
 }
@@ -153,6 +158,13 @@ export interface WindowPlan {
    * the statement that picks (choosingPage).
    */
   probeFirst?: boolean;
+  /**
+   * Set for a page in createdAt order of a window that reaches the present, on a walk's first
+   * page or one whose cursor says so: it is read as the plain list's page is, from at most
+   * RECENT_SCAN pages' worth of rows, those in the window kept (recentPage). One that holds less
+   * than a full page is read again by the window's tiling (list.service.ts).
+   */
+  recent?: boolean;
   /**
    * Set when a page of a window open at its end, read by week (weekValues), held no row: a row
    * may lie past its weeks, or its window holds none. It is read again as a wider window is.
@@ -229,6 +241,41 @@ function buildPage(
     ? [onTimeArm(base(upper === "cursor"), s, upper), ...lateArms]
     : [base(true).where("late_event_at", "is", null), base(true).where("late_event_at", "is not", null)];
   return merged(db, arms, take, tenant.with, "created");
+}
+
+/**
+ * A page in createdAt order of a window that reaches the present (WindowPlan.recent): the first
+ * `take` x RECENT_SCAN rows after the cursor in the plain list's order (on-time and late rows,
+ * each from its index by createdAt, merged), then those whose event date lies in the window,
+ * the first `take`. Exactly the window's page when `take` of them are in it; the event date is
+ * checked on the rows, after the bound, so that a page never reads more than the bound's rows.
+ */
+function recentPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<ListRow> {
+  const tenant = armsTenant(db, s);
+  const scan = sql.lit(take * RECENT_SCAN);
+  const arms = ["is", "is not"].map((late) =>
+    filtered(db, collection, "created", s, true, tenant.ref)
+      .select([...LIST_COLUMNS, "event_at"])
+      .where("late_event_at", late as "is" | "is not", null)
+      .orderBy("created_at", "desc")
+      .orderBy("id", "desc"),
+  );
+  // Merged as `merged` merges a page's arms: bare on SQLite, each arm limited on PostgreSQL.
+  const rows = engineOf(db).mergesOrderedUnion
+    ? sql`${unionAll(arms.map((arm) => arm.clearOrderBy()))
+        .orderBy("created_at", "desc")
+        .orderBy("id", "desc")
+        .limit(scan)}`
+    : sql`(select * from (${sql.join(
+        arms.map((arm) => sql`${arm.limit(scan)}`),
+        sql` union all `,
+      )}) as arms order by created_at desc, id desc limit ${scan})`;
+  const inWindow: RawBuilder<SqlBool>[] = [];
+  if (s.since !== undefined) inWindow.push(sql`event_at >= ${s.since}`);
+  if (s.until !== undefined) inWindow.push(sql`event_at <= ${s.until}`);
+  const columns = sql.join(LIST_COLUMNS.map((column) => sql.ref(column)));
+  const query = sql<ListRow>`${tenant.with}select ${columns} from ${rows} as recent where ${sql.join(inWindow, sql` and `)} order by created_at desc, id desc limit ${sql.lit(take)}`;
+  return { compile: () => query.compile(db) as CompiledQuery<ListRow> };
 }
 
 /**

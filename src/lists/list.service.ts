@@ -32,6 +32,7 @@ import {
   lateProbes,
   NAME_FIRST_SHARE,
   needsLateRange as windowNeedsLateRange,
+  reachesPresent,
   shareOfSpan,
   spanOfWeeks,
   WINDOW_KEYS_BOUND,
@@ -53,6 +54,8 @@ const WINDOW_FIRST = "window-first";
 const WINDOW_KEYS = "window-keys";
 const NAME_INDEX = "name-index";
 const PICKED = [NAME_INDEX, WINDOW_FIRST, WINDOW_KEYS];
+/** A walk in createdAt order whose pages read as the plain list's does (WindowPlan.recent), as its cursors carry it. */
+const RECENT = "recent";
 
 /**
  * Where a walk's late rows lie, as its cursors carry it in createdAt order: `late:<low>,<high>`
@@ -244,6 +247,7 @@ async function keysPlan(
 function cursorPlan(plan: WindowPlan, order: ListOrder, picked: unknown): string | undefined {
   if (picked !== undefined) return PICKED[Number(picked)];
   if (plan.probeFirst === true) return NAME_INDEX;
+  if (plan.recent === true) return RECENT;
   if (plan.byName !== undefined) return plan.byName === NAME_INDEX ? NAME_INDEX : WINDOW_KEYS;
   return order === "created" && plan.late !== undefined ? cursorOfLate(plan.late) : undefined;
 }
@@ -284,8 +288,14 @@ export async function listPage(
   const carriesKeys =
     position !== undefined && (opened?.plan === WINDOW_FIRST || opened?.plan === WINDOW_KEYS) && tilesWindow(collection, query);
   const keysOf = (at: CursorPosition) => keysPlan(db, collection, reader.keyHash, query, at);
-  let plan =
-    carriesKeys && weeks === undefined
+  // A window that reaches the present reads its walk's pages as the plain list's, until one
+  // holds less than a page of it (WindowPlan.recent).
+  const order = listOrder(query);
+  const recent =
+    order === "created" && tilesWindow(collection, query) && reachesPresent(query, now) && (opened === undefined || opened.plan === RECENT);
+  let plan = recent
+    ? { recent }
+    : carriesKeys && weeks === undefined
       ? await keysOf(position)
       : await windowPlan(db, collection, reader.keyHash, query, opened?.plan, weeks !== undefined);
   const readPage = async (by = plan) => {
@@ -293,6 +303,12 @@ export async function listPage(
     return typeof by.byName === "object" ? { rows: sortedByName([...read.rows], query.limit + 1) } : read;
   };
   let { rows } = await readPage();
+  // Read as the plain list's, a page that holds less than a full page of the window (the rows
+  // stored last lie outside it, or the window ends) is read by its tiling.
+  if (plan.recent === true && rows.length <= query.limit) {
+    plan = await windowPlan(db, collection, reader.keyHash, query);
+    ({ rows } = await readPage());
+  }
   // A page by week of a window open at its end holds none when the tenant has a row past its
   // weeks (a device's clock ahead), or when its window is empty: it is read as a wider window's
   // page is, by the plan its cursor carries, or on a walk's first page by the plan it chooses.
@@ -323,7 +339,6 @@ export async function listPage(
   const picked = rows[0]?.window_first;
   const tenantId = rows[0]?.tenant_id ?? (await reader.tenantOfKey());
   if (opened !== undefined) checkCursorTenant(opened, tenantId);
-  const order = listOrder(query);
   if (order === "created" && tilesWindow(collection, query)) learnLateRange(db, collection, reader.keyHash);
   if (order === "name" && (picked !== undefined || plan.probeFirst === true)) learnEventSpan(db, collection, reader.keyHash);
   const paged: PagedList<ListRow> = {

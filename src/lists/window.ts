@@ -277,13 +277,31 @@ export function assumedLateRange(
   seen?: LateRange | null,
 ): LateRange | null | undefined {
   if (seen === null) return null;
-  const reachesNow = until === undefined || until >= now - SLACK_MS;
+  const reachesNow = reachesPresent({ until }, now);
   const low = seen?.low ?? (since === undefined ? undefined : EARLIEST_MS);
   if (low === undefined || (!reachesNow && seen === undefined)) return undefined;
   const ahead = bucketAt(EDGE_LEVEL, Math.max(now + ASSUMED_AHEAD_MS, seen?.high ?? -Infinity));
   const high = reachesNow ? Math.min(until ?? Infinity, (ahead + 1) * EDGE_MS - BUCKET_ORIGIN_MS - 1) : (seen?.high ?? -Infinity);
   return (since ?? -Infinity) > high ? undefined : { low, high };
 }
+
+/**
+ * Whether a window reaches the present: open at its end, or ending no earlier than SLACK_MS
+ * before `now`. No row but a device's wrong clock has a later event.
+ */
+export function reachesPresent({ until }: Pick<ListQuery, "until">, now: number): boolean {
+  return until === undefined || until >= now - SLACK_MS;
+}
+
+/**
+ * A page in createdAt order of a window that reaches the present reads first as the plain
+ * list's page does, from at most this many pages' worth of its rows (after the cursor), keeping
+ * those in the window (list.repository.ts, recentPage): the rows stored last are mostly of
+ * recent events, so a page of the window lies among them, from two arms where a tiling of the
+ * late rows starts one an arm of it. When fewer than a page of them are in the window the
+ * page is read again by its tiling (list.service.ts), and the walk's later pages by that.
+ */
+export const RECENT_SCAN = 2;
 
 /**
  * What a page's late rows cost to read by a range (undefined: the window's own span), in index
