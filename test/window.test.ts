@@ -625,6 +625,23 @@ describe("a window that reaches the present", () => {
       ).toEqual([]);
       expect(plans.length, path).toBeGreaterThan(2);
     }
+    // The statement itself, at 7 a page (8 rows asked, 16 read at most): a page short of 8 rows of
+    // the window is the window's own when the list holds no more rows after the cursor than the
+    // bound, and says so otherwise (a row with `recent_more`), for the page to be read again.
+    const { db } = server().storage;
+    const keyHash = hashKey(tenant.keys.read);
+    const query = parseListQuery(withdrawals, `limit=7&createdSince=${iso(since)}`);
+    const read = async (after: { key: number; id: string }) =>
+      (await db.executeQuery(pageQuery(db, withdrawals, keyHash, query, after, 8, { recent: true }))).rows;
+    const at = (id: string) => ({ key: stored.find((r) => r.id === id)!.createdAt, id });
+    const more = (row: { recent_more?: unknown }) => row.recent_more !== null && row.recent_more !== undefined;
+    // After a-5: the list's last five rows, all in the window.
+    const last = await read(at("a-5"));
+    expect(last.map((r) => r.id)).toEqual(["a-4", "a-3", "a-2", "a-1", "a-0"]);
+    expect(last.filter(more)).toEqual([]);
+    // After c-0: the import's 40 rows come first, none in the window.
+    const stopped = await read(at("c-0"));
+    expect(stopped.map((r) => (more(r) ? "more" : r.id))).toEqual(["more"]);
   });
 });
 

@@ -45,7 +45,7 @@ import {
  * (choosingPage): 1 for the window's own rows, 0 for the name index, 2 for the name index with
  * the walk's later pages read from the window's keys.
  */
-export type PageRow = ListRow & { window_first?: number | string };
+export type PageRow = ListRow & { window_first?: number | string; recent_more?: number | string | null };
 
 const templates = new QueryTemplates<PageRow>();
 
@@ -161,8 +161,9 @@ export interface WindowPlan {
   /**
    * Set for a page in createdAt order of a window that reaches the present, on a walk's first
    * page or one whose cursor says so: it is read as the plain list's page is, from at most
-   * RECENT_SCAN pages' worth of rows, those in the window kept (recentPage). One that holds less
-   * than a full page is read again by the window's tiling (list.service.ts).
+   * RECENT_SCAN pages' worth of rows, those in the window kept (recentPage). One whose bound
+   * stopped it short of `take` rows of the window is read again by the window's tiling
+   * (list.service.ts).
    */
   recent?: boolean;
   /**
@@ -247,10 +248,13 @@ function buildPage(
  * A page in createdAt order of a window that reaches the present (WindowPlan.recent): the first
  * `take` x RECENT_SCAN rows after the cursor in the plain list's order (on-time and late rows,
  * each from its index by createdAt, merged), then those whose event date lies in the window,
- * the first `take`. Exactly the window's page when `take` of them are in it; the event date is
- * checked on the rows, after the bound, so that a page never reads more than the bound's rows.
+ * the first `take`. Exactly the window's page when `take` of them are in it, or when the list
+ * holds no more rows after the cursor than the bound: when it holds more, and fewer than `take`
+ * are in the window, a row with `recent_more` set says so (and the page must be read again,
+ * list.service.ts). The event date is checked on the rows, after the bound, so that a page
+ * never reads more than the bound's rows.
  */
-function recentPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<ListRow> {
+function recentPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<PageRow> {
   const tenant = armsTenant(db, s);
   const scan = sql.lit(take * RECENT_SCAN);
   const arms = ["is", "is not"].map((late) =>
@@ -260,7 +264,7 @@ function recentPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: 
       .orderBy("created_at", "desc")
       .orderBy("id", "desc"),
   );
-  // Merged as `merged` merges a page's arms: bare on SQLite, each arm limited on PostgreSQL.
+  // Merged as `merged` merges a page's arms (PostgreSQL needs each arm limited), in a subquery.
   const rows = engineOf(db).mergesOrderedUnion
     ? sql`${unionAll(arms.map((arm) => arm.clearOrderBy()))
         .orderBy("created_at", "desc")
@@ -274,8 +278,21 @@ function recentPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: 
   if (s.since !== undefined) inWindow.push(sql`event_at >= ${s.since}`);
   if (s.until !== undefined) inWindow.push(sql`event_at <= ${s.until}`);
   const columns = sql.join(LIST_COLUMNS.map((column) => sql.ref(column)));
-  const query = sql<ListRow>`${tenant.with}select ${columns} from ${rows} as recent where ${sql.join(inWindow, sql` and `)} order by created_at desc, id desc limit ${sql.lit(take)}`;
-  return { compile: () => query.compile(db) as CompiledQuery<ListRow> };
+  const page = sql`select ${columns}, cast(null as integer) as recent_more from ${rows} as recent where ${sql.join(inWindow, sql` and `)} order by created_at desc, id desc limit ${sql.lit(take)}`;
+  // Run only when the page holds fewer than `take` (the LIMIT stops the union before it): a row
+  // that says the bound stopped the scan, the list holding more rows after the cursor, each arm
+  // counted up to it in its index's order.
+  const counted = (late: "is" | "is not") =>
+    sql`(select count(*) from (${filtered(db, collection, "created", s, true, tenant.ref)
+      .select(sql.lit(1).as("one"))
+      .where("late_event_at", late, null)
+      .orderBy("created_at", "desc")
+      .orderBy("id", "desc")
+      .limit(scan)}) as arm)`;
+  const nulls = sql.join(LIST_COLUMNS.map((column) => sql`null as ${sql.ref(column)}`));
+  const more = sql`select ${nulls}, 1 as recent_more where ${counted("is")} + ${counted("is not")} >= ${scan}`;
+  const query = sql<PageRow>`${tenant.with}select * from (${page}) as page union all ${more} limit ${sql.lit(take)}`;
+  return { compile: () => query.compile(db) as CompiledQuery<PageRow> };
 }
 
 /**

@@ -288,8 +288,8 @@ export async function listPage(
   const carriesKeys =
     position !== undefined && (opened?.plan === WINDOW_FIRST || opened?.plan === WINDOW_KEYS) && tilesWindow(collection, query);
   const keysOf = (at: CursorPosition) => keysPlan(db, collection, reader.keyHash, query, at);
-  // A window that reaches the present reads its walk's pages as the plain list's, until one
-  // holds less than a page of it (WindowPlan.recent).
+  // A window that reaches the present reads its walk's pages as the plain list's, until the
+  // rows stored last hold too few of it (WindowPlan.recent).
   const order = listOrder(query);
   const recent =
     order === "created" && tilesWindow(collection, query) && reachesPresent(query, now) && (opened === undefined || opened.plan === RECENT);
@@ -303,9 +303,9 @@ export async function listPage(
     return typeof by.byName === "object" ? { rows: sortedByName([...read.rows], query.limit + 1) } : read;
   };
   let { rows } = await readPage();
-  // Read as the plain list's, a page that holds less than a full page of the window (the rows
-  // stored last lie outside it, or the window ends) is read by its tiling.
-  if (plan.recent === true && rows.length <= query.limit) {
+  // Read as the plain list's, a page whose bound stopped it short of `limit + 1` rows of the
+  // window (the rows stored last lie outside it: recentPage) is read by its tiling.
+  if (plan.recent === true && rows.some((row) => row.recent_more !== null && row.recent_more !== undefined)) {
     plan = await windowPlan(db, collection, reader.keyHash, query);
     ({ rows } = await readPage());
   }

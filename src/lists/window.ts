@@ -298,8 +298,9 @@ export function reachesPresent({ until }: Pick<ListQuery, "until">, now: number)
  * list's page does, from at most this many pages' worth of its rows (after the cursor), keeping
  * those in the window (list.repository.ts, recentPage): the rows stored last are mostly of
  * recent events, so a page of the window lies among them, from two arms where a tiling of the
- * late rows starts one an arm of it. When fewer than a page of them are in the window the
- * page is read again by its tiling (list.service.ts), and the walk's later pages by that.
+ * late rows starts one an arm of it. When fewer than the page's rows and one more are in the
+ * window, and the list holds more rows than the bound, the page is read again by its tiling
+ * (list.service.ts), and the walk's later pages by that.
  */
 export const RECENT_SCAN = 2;
 
