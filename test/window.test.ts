@@ -21,6 +21,7 @@ import {
   NAME_WEEK_ARMS,
   NAME_WEEK_MS,
   NAME_PROBE_PAGES,
+  RECENT_WIDTH_MS,
   SPAN_SHARE,
   spanOfWeeks,
   tiles,
@@ -624,6 +625,27 @@ describe("a window that reaches the present", () => {
         path,
       ).toEqual([]);
       expect(plans.length, path).toBeGreaterThan(2);
+    }
+    // A window narrower than RECENT_WIDTH_MS (a poll of the last hours) is read by its tiling,
+    // though its rows are the ones stored last.
+    const polled = await newTenant(server());
+    const recentRows: Stored[] = Array.from({ length: 6 }, (_, i) => ({
+      id: `p-${i}`,
+      event: now - 5 * HOUR + i * HOUR,
+      createdAt: now - 5 * HOUR + i * HOUR,
+    }));
+    await storeAsPlanned(polled, recentRows);
+    for (const [back, plan] of [
+      [RECENT_WIDTH_MS - HOUR, "not recent"],
+      [RECENT_WIDTH_MS + HOUR, "recent"],
+    ] as const) {
+      const poll = `/v1/withdrawals?createdSince=${iso(now - back)}`;
+      const { body } = await get<{ data: { id: string }[]; cursor: string }>(server(), `${poll}&limit=2`, polled.keys.read);
+      expect(
+        body.data.map((r) => r.id),
+        poll,
+      ).toEqual(["p-5", "p-4"]);
+      expect(planOfCursor(body.cursor) === "recent" ? "recent" : "not recent", poll).toBe(plan);
     }
     // The statement itself, at 7 a page (8 rows asked, 16 read at most): a page short of 8 rows of
     // the window is the window's own when the list holds no more rows after the cursor than the

@@ -249,10 +249,10 @@ function buildPage(
  * `take` x RECENT_SCAN rows after the cursor in the plain list's order (on-time and late rows,
  * each from its index by createdAt, merged), then those whose event date lies in the window,
  * the first `take`. Exactly the window's page when `take` of them are in it, or when the list
- * holds no more rows after the cursor than the bound: when it holds more, and fewer than `take`
- * are in the window, a row with `recent_more` set says so (and the page must be read again,
- * list.service.ts). The event date is checked on the rows, after the bound, so that a page
- * never reads more than the bound's rows.
+ * holds fewer rows after the cursor than the bound: when it holds at least as many, and fewer
+ * than `take` are in the window, a row with `recent_more` set says so (and the page must be
+ * read again, list.service.ts). The event date is checked on the rows, after the bound, so
+ * that a page never reads more than the bound's rows.
  */
 function recentPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<PageRow> {
   const tenant = armsTenant(db, s);
@@ -280,8 +280,8 @@ function recentPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: 
   const columns = sql.join(LIST_COLUMNS.map((column) => sql.ref(column)));
   const page = sql`select ${columns}, cast(null as integer) as recent_more from ${rows} as recent where ${sql.join(inWindow, sql` and `)} order by created_at desc, id desc limit ${sql.lit(take)}`;
   // Run only when the page holds fewer than `take` (the LIMIT stops the union before it): a row
-  // that says the bound stopped the scan, the list holding more rows after the cursor, each arm
-  // counted up to it in its index's order.
+  // that says the bound may have stopped the scan, the list holding at least its rows after the
+  // cursor, each arm counted up to it in its index's order.
   const counted = (late: "is" | "is not") =>
     sql`(select count(*) from (${filtered(db, collection, "created", s, true, tenant.ref)
       .select(sql.lit(1).as("one"))

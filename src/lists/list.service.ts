@@ -32,7 +32,7 @@ import {
   lateProbes,
   NAME_FIRST_SHARE,
   needsLateRange as windowNeedsLateRange,
-  reachesPresent,
+  readsRecent,
   shareOfSpan,
   spanOfWeeks,
   WINDOW_KEYS_BOUND,
@@ -292,7 +292,7 @@ export async function listPage(
   // rows stored last hold too few of it (WindowPlan.recent).
   const order = listOrder(query);
   const recent =
-    order === "created" && tilesWindow(collection, query) && reachesPresent(query, now) && (opened === undefined || opened.plan === RECENT);
+    order === "created" && tilesWindow(collection, query) && readsRecent(query, now) && (opened === undefined || opened.plan === RECENT);
   let plan = recent
     ? { recent }
     : carriesKeys && weeks === undefined

@@ -299,10 +299,19 @@ export function reachesPresent({ until }: Pick<ListQuery, "until">, now: number)
  * those in the window (list.repository.ts, recentPage): the rows stored last are mostly of
  * recent events, so a page of the window lies among them, from two arms where a tiling of the
  * late rows starts one an arm of it. When fewer than the page's rows and one more are in the
- * window, and the list holds more rows than the bound, the page is read again by its tiling
- * (list.service.ts), and the walk's later pages by that.
+ * window, and the list holds at least the bound's rows after the cursor, the page is read again
+ * by its tiling (list.service.ts), and the walk's later pages by that. Only a window at least
+ * RECENT_WIDTH_MS wide is read so (readsRecent): a narrower one, a poll of the last hours,
+ * often holds less than a page, whose tiling takes few arms.
  */
 export const RECENT_SCAN = 2;
+export const RECENT_WIDTH_MS = 2 * 24 * 60 * 60 * 1000;
+
+/** Whether a page in createdAt order of this window reads first as the plain list's (RECENT_SCAN). */
+export function readsRecent(query: Pick<ListQuery, "since" | "until">, now: number): boolean {
+  const { since, until } = query;
+  return reachesPresent(query, now) && (since === undefined || (until ?? now) - since >= RECENT_WIDTH_MS);
+}
 
 /**
  * What a page's late rows cost to read by a range (undefined: the window's own span), in index
