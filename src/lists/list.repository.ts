@@ -274,11 +274,8 @@ function recentPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: 
         arms.map((arm) => sql`${arm.limit(scan)}`),
         sql` union all `,
       )}) as arms order by created_at desc, id desc limit ${scan})`;
-  const inWindow: RawBuilder<SqlBool>[] = [];
-  if (s.since !== undefined) inWindow.push(sql`event_at >= ${s.since}`);
-  if (s.until !== undefined) inWindow.push(sql`event_at <= ${s.until}`);
   const columns = sql.join(LIST_COLUMNS.map((column) => sql.ref(column)));
-  const page = sql`select ${columns}, cast(null as integer) as recent_more from ${rows} as recent where ${sql.join(inWindow, sql` and `)} order by created_at desc, id desc limit ${sql.lit(take)}`;
+  const page = sql`select ${columns}, cast(null as integer) as recent_more from ${rows} as recent where ${inWindow(s)} order by created_at desc, id desc limit ${sql.lit(take)}`;
   // Run only when the page holds fewer than `take` (the LIMIT stops the union before it): a row
   // that says the bound may have stopped the scan, the list holding at least its rows after the
   // cursor, each arm counted up to it in its index's order.
@@ -736,6 +733,14 @@ function spansWider(
   return sql.join(sides, sql` or `);
 }
 
+/** The window's bounds as a condition on `event_at`, for a query that reads it from a subquery's rows. */
+function inWindow(s: Slots): RawBuilder<SqlBool> {
+  const terms: RawBuilder<SqlBool>[] = [];
+  if (s.since !== undefined) terms.push(sql`event_at >= ${s.since}`);
+  if (s.until !== undefined) terms.push(sql`event_at <= ${s.until}`);
+  return sql.join(terms, sql` and `) as RawBuilder<SqlBool>;
+}
+
 /** How many of the window's rows among the probe's entries show it a share of at least 1 / NAME_INDEX_PAGES. */
 const probeHits = (take: number) => Math.ceil((take * NAME_PROBE_PAGES) / NAME_INDEX_PAGES);
 
@@ -751,10 +756,7 @@ function nameIndexProbe(db: Kysely<Schema>, collection: Collection, s: Slots, ta
     .orderBy(column, direction)
     .orderBy("id", direction)
     .limit(sql.lit(take * NAME_PROBE_PAGES));
-  const inWindow: RawBuilder<SqlBool>[] = [];
-  if (s.since !== undefined) inWindow.push(sql`event_at >= ${s.since}`);
-  if (s.until !== undefined) inWindow.push(sql`event_at <= ${s.until}`);
-  return sql<number>`select count(*) from (select 1 from (${entries}) as entries where ${sql.join(inWindow, sql` and `)} limit ${sql.lit(probeHits(take))}) as found`;
+  return sql<number>`select count(*) from (select 1 from (${entries}) as entries where ${inWindow(s)} limit ${sql.lit(probeHits(take))}) as found`;
 }
 
 /**

@@ -86,8 +86,9 @@ function cursorOfLate(late: LateRange | null): string {
  * by the window's keys asks keysPlan instead. No plan in name order needs the range, as none
  * reads in createdAt order. A page with no plan of its walk's (its first) whose window likely
  * holds a large share of its tenant's rows (likelyLargeShare) is read by the name index if its
- * probe agrees (WindowPlan.probeFirst), which skips the counts; not one read by week (`byWeek`). What a first page found, its cursors carry (`chosen`), so that every page of a walk
- * reads by one plan.
+ * probe agrees (WindowPlan.probeFirst), which skips the counts; not one read by week (`byWeek`).
+ * What a first page found, its cursors carry (`chosen`), so that every page of a walk reads by
+ * one plan.
  */
 export async function windowPlan(
   db: Kysely<Schema>,
@@ -126,11 +127,16 @@ export async function windowPlan(
  */
 function learnLateRange(db: Kysely<Schema>, collection: Collection, keyHash: string): void {
   const key = seenKey(keyHash, collection);
-  if (lateRangesSeen.has(key) || learning.has(key)) return;
-  learning.add(key);
-  probedPlan(db, collection, keyHash)
+  if (!lateRangesSeen.has(key)) inBackground(`late:${key}`, () => probedPlan(db, collection, keyHash));
+}
+
+/** Runs `find` without waiting for it, once at a time for each `task`; a failure is left for a later page to try again. */
+function inBackground(task: string, find: () => Promise<unknown>): void {
+  if (learning.has(task)) return;
+  learning.add(task);
+  find()
     .catch(() => undefined)
-    .finally(() => learning.delete(key));
+    .finally(() => learning.delete(task));
 }
 
 const learning = new Set<string>();
@@ -174,11 +180,8 @@ export const EVENT_SPAN_FRESH_MS = 60_000;
 function learnEventSpan(db: Kysely<Schema>, collection: Collection, keyHash: string): void {
   const key = seenKey(keyHash, collection);
   const seen = eventSpansSeen.get(key);
-  if ((seen !== undefined && Date.now() - seen.foundAt < EVENT_SPAN_FRESH_MS) || learning.has(`span:${key}`)) return;
-  learning.add(`span:${key}`);
-  foundEventSpan(db, collection, keyHash)
-    .catch(() => undefined)
-    .finally(() => learning.delete(`span:${key}`));
+  if (seen === undefined || Date.now() - seen.foundAt >= EVENT_SPAN_FRESH_MS)
+    inBackground(`span:${key}`, () => foundEventSpan(db, collection, keyHash));
 }
 
 /** The event dates the key's list spans as a query finds them now (null: none), kept as seen. */
