@@ -257,13 +257,13 @@ function buildPage(
 function recentPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: number): Compilable<PageRow> {
   const tenant = armsTenant(db, s);
   const scan = sql.lit(take * RECENT_SCAN);
-  const arms = ["is", "is not"].map((late) =>
+  // The rows on time or late after the cursor, in their index's order.
+  const byCreated = (late: "is" | "is not") =>
     filtered(db, collection, "created", s, true, tenant.ref)
-      .select([...LIST_COLUMNS, "event_at"])
-      .where("late_event_at", late as "is" | "is not", null)
+      .where("late_event_at", late, null)
       .orderBy("created_at", "desc")
-      .orderBy("id", "desc"),
-  );
+      .orderBy("id", "desc");
+  const arms = (["is", "is not"] as const).map((late) => byCreated(late).select([...LIST_COLUMNS, "event_at"]));
   // Merged as `merged` merges a page's arms (PostgreSQL needs each arm limited), in a subquery.
   const rows = engineOf(db).mergesOrderedUnion
     ? sql`${unionAll(arms.map((arm) => arm.clearOrderBy()))
@@ -280,12 +280,7 @@ function recentPage(db: Kysely<Schema>, collection: Collection, s: Slots, take: 
   // that says the bound may have stopped the scan, the list holding at least its rows after the
   // cursor, each arm counted up to it in its index's order.
   const counted = (late: "is" | "is not") =>
-    sql`(select count(*) from (${filtered(db, collection, "created", s, true, tenant.ref)
-      .select(sql.lit(1).as("one"))
-      .where("late_event_at", late, null)
-      .orderBy("created_at", "desc")
-      .orderBy("id", "desc")
-      .limit(scan)}) as arm)`;
+    sql`(select count(*) from (${byCreated(late).select(sql.lit(1).as("one")).limit(scan)}) as arm)`;
   const nulls = sql.join(LIST_COLUMNS.map((column) => sql`null as ${sql.ref(column)}`));
   const more = sql`select ${nulls}, 1 as recent_more where ${counted("is")} + ${counted("is not")} >= ${scan}`;
   const query = sql<PageRow>`${tenant.with}select * from (${page}) as page union all ${more} limit ${sql.lit(take)}`;
