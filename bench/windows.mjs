@@ -29,7 +29,7 @@ const DAY = 86_400_000;
 const HOUR = 3_600_000;
 const PAGE_LIMIT = 100;
 /** The fewest pages of a list that its walks' ratio is taken from (bench/README.md). */
-const MIN_WALK_PAGES = 30;
+const MIN_WALK_PAGES = 100;
 
 export const windowSettings = {
   rows: integerSetting("BENCH_WINDOW_ROWS", 1_000_000),
@@ -59,6 +59,7 @@ function windowsOf(end) {
     width("7 days", 7 * DAY),
     width("10 days", 10 * DAY),
     width("31 days", 31 * DAY),
+    width("300 days", 300 * DAY),
     ["a year", iso(end - 365 * DAY), iso(end)],
     ["since 7 days, no end", iso(end - 7 * DAY), undefined],
     ["since, no end", iso(end - 180 * DAY), undefined],

@@ -1,9 +1,11 @@
 /**
- * Reads while writes run: a client paging newest-first, or through a time window, while sync
- * batches keep committing, gets every record committed before its first page exactly once,
- * in order, and never one twice.
+ * Reads while writes run: a client paging newest-first, or through a time window, newest first
+ * or in name order, while sync batches keep committing, gets every record committed before its
+ * first page exactly once, in order, and never one twice.
  */
 import { describe, expect, it } from "vitest";
+import { sortKey } from "../src/collections/sort-key.js";
+import { compareCodePoints } from "../src/lists/window-keys.js";
 import { withdrawal } from "./support/factories.js";
 import { get, newTenant, sync, useServer, type TestServer, type TestTenant } from "./support/harness.js";
 import type { Reply } from "./support/harness.js";
@@ -40,22 +42,43 @@ async function whenBatches(writer: { batches(): number }, n: number): Promise<vo
   while (writer.batches() < n) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
-/** Pages through `path` with small pages while the writer runs; returns the ids in order. */
-async function pageThrough(srv: TestServer, key: string, path: string): Promise<{ ids: string[]; keys: [string, string][] }> {
+/**
+ * Pages through `path` with small pages while the writer runs; returns the ids in order, each
+ * with its createdAt and its name's sort key.
+ */
+async function pageThrough(
+  srv: TestServer,
+  key: string,
+  path: string,
+  limit = 7,
+): Promise<{ ids: string[]; keys: [string, string][]; names: [string, string][]; plans: (string | undefined)[] }> {
   const ids: string[] = [];
+  const plans: (string | undefined)[] = [];
   const keys: [string, string][] = [];
+  const names: [string, string][] = [];
   let cursor: string | null = null;
   do {
     const sep = path.includes("?") ? "&" : "?";
-    const reply: Reply<any> = await get(srv, `${path}${sep}limit=7${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`, key);
+    const reply: Reply<any> = await get(
+      srv,
+      `${path}${sep}limit=${limit}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
+      key,
+    );
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     for (const item of reply.body.data) {
       ids.push(item.id);
       keys.push([item.createdAt, item.id]);
+      names.push([sortKey(item.employeeName), item.id]);
     }
     cursor = reply.body.cursor;
+    if (cursor !== null) plans.push(planOf(cursor));
   } while (cursor !== null);
-  return { ids, keys };
+  return { ids, keys, names, plans };
+}
+
+/** The plan a cursor carries for the walk's later pages (lists/list.service.ts), if any. */
+function planOf(cursor: string): string | undefined {
+  return (JSON.parse(Buffer.from(cursor.split(".")[0]!, "base64url").toString("utf8")) as { p?: string }).p;
 }
 
 function expectNewestFirst(keys: [string, string][]): void {
@@ -128,4 +151,75 @@ describe("paging while sync batches commit", () => {
     expectNewestFirst(read.keys);
     expect(before.length).toBeGreaterThan(least);
   });
+
+  // A window in name order takes one of several plans (docs/architecture.md): by week up to
+  // eight weeks; the name index for a window that holds most of its tenant's rows; the window's
+  // own rows, then its keys, for a window that holds few.
+  it.each([
+    ["of three weeks, read by week", -20 * DAY, HOUR, 25, 200, [undefined]],
+    ["over all history, read by the name index", -400 * DAY, DAY, 25, 600, ["name-index"]],
+    [
+      "of months that hold few of the records, read by its own rows and then its keys",
+      -200 * DAY,
+      -100 * DAY,
+      3,
+      12,
+      ["window-first", "window-keys"],
+    ],
+  ] as const)(
+    "returns every record of a window in name order %s committed before the read exactly once, in name order",
+    async (_label, from, to, limit, least, plans) => {
+      const srv = server();
+      const tenant = await newTenant(srv);
+      const now = Date.now();
+      const [windowStart, windowEnd] = [now + from, now + to];
+      // Names in and out of the prefix, whose code-point order is not JavaScript's; events on time,
+      // late by days and by months, and far back.
+      const names = ["Ana", "ana \u{1D49C}", "ana \uFFFD", "Anabela", "Bruno", "Ananias"];
+      // One record in 50 falls in the months' window: few enough that the name index's first
+      // entries hold too few of them.
+      const eventAt = (i: number) =>
+        i % 50 === 0 ? now - 150 * DAY - i * MINUTE : [now - 5 * MINUTE, now - 12 * DAY - i * MINUTE, now - 300 * DAY][i % 3]!;
+      const make = (i: number) => withdrawal({ employeeName: names[i % names.length], deliveredAt: new Date(eventAt(i)).toISOString() });
+      // And one from a device whose clock was reset, decades back: the months' window is then
+      // too small a share of the tenant's span to probe the name index for (SPAN_SHARE).
+      const reset = withdrawal({ employeeName: "Ana", deliveredAt: "1970-01-01T00:00:00.000Z" });
+      const seeded = [...Array.from({ length: 1000 }, (_, i) => make(i)), ...(plans[0] === "window-first" ? [reset] : [])];
+      for (let i = 0; i < seeded.length; i += 250) await sync(srv, tenant, "withdrawals", seeded.slice(i, i + 250));
+
+      const writer = startWriter(srv, tenant, make);
+      await whenBatches(writer, 2);
+      const matches = (r: Record<string, unknown>) => {
+        const at = Date.parse(r.deliveredAt as string);
+        return at >= windowStart && at <= windowEnd && sortKey(r.employeeName as string).startsWith("an");
+      };
+      const before = [...seeded, ...writer.acknowledged].filter(matches).map((r) => r.id as string);
+      const window = `name=an&createdSince=${new Date(windowStart).toISOString()}&createdUntil=${new Date(windowEnd).toISOString()}`;
+      const read = await pageThrough(srv, tenant.keys.read, `/v1/withdrawals?${window}`, limit);
+      await writer.stop();
+      // The plan of the first page, and of the later pages, as the walk's cursors carry them.
+      expect(read.plans[0]).toBe(plans[0]);
+      expect(new Set(read.plans.slice(1))).toEqual(new Set(read.plans.length > 1 ? [plans[plans.length - 1]] : []));
+
+      expect(new Set(read.ids).size, "no record twice").toBe(read.ids.length);
+      expect(
+        before.filter((id) => !read.ids.includes(id)),
+        "records of the window committed before the read",
+      ).toEqual([]);
+      const others = new Set([...seeded, ...writer.acknowledged].filter((r) => !matches(r)).map((r) => r.id));
+      expect(
+        read.ids.filter((id) => others.has(id)),
+        "records outside the window or the name",
+      ).toEqual([]);
+      for (let i = 1; i < read.names.length; i += 1) {
+        const [a, b] = [read.names[i - 1]!, read.names[i]!];
+        expect(
+          compareCodePoints(a[0], b[0]) || compareCodePoints(a[1], b[1]),
+          `${JSON.stringify(a)} before ${JSON.stringify(b)}`,
+        ).toBeLessThan(0);
+      }
+      expect(before.length).toBeGreaterThan(least);
+      expect(writer.batches(), "writes ran during the read").toBeGreaterThan(2);
+    },
+  );
 });
