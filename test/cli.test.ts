@@ -588,6 +588,9 @@ describe("cribline serve", () => {
   it.each([
     [{ DATABASE_POOL_SIZE: "abc" }, /DATABASE_POOL_SIZE must be a whole number from 1 to 1000, got "abc"/],
     [{ DATABASE_STATEMENT_TIMEOUT_MS: "-5" }, /DATABASE_STATEMENT_TIMEOUT_MS must be a whole number from 100/],
+    // The default database, DATABASE_URL unset (empty counts as unset).
+    [{ DATABASE_URL: "", DATABASE_POOL_SIZE: "0" }, /DATABASE_POOL_SIZE must be a whole number from 1 to 1000, got "0"/],
+    [{ DATABASE_URL: "", DATABASE_STATEMENT_TIMEOUT_MS: "soon" }, /DATABASE_STATEMENT_TIMEOUT_MS must be a whole number from 100/],
   ])("serve refuses the database setting %j on either engine, naming it", async (env, message) => {
     const result = await workspace().run(["serve"], env);
     expect(result.code).toBe(1);

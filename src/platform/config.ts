@@ -68,23 +68,17 @@ function retentionDays(env: NodeJS.ProcessEnv): number {
 }
 
 export function parseDatabaseUrl(raw: string | undefined, env: NodeJS.ProcessEnv = {}): DatabaseConfig {
+  // PostgreSQL's settings, checked whatever the engine: a bad value is refused on SQLite too.
+  const poolSize = integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000);
+  const statementTimeoutMs = integer(env, "DATABASE_STATEMENT_TIMEOUT_MS", 5000, 100, 3_600_000);
   if (raw === undefined || raw === "") return { engine: "sqlite", path: "data/cribline.db" };
   if (raw.startsWith("sqlite:")) {
     const path = raw.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "");
     if (path === "") throw new ConfigError("DATABASE_URL sqlite:<path> needs a path (or :memory:)");
-    // PostgreSQL's settings, checked all the same: a bad value is refused whatever the engine.
-    integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000);
-    integer(env, "DATABASE_STATEMENT_TIMEOUT_MS", 5000, 100, 3_600_000);
     return { engine: "sqlite", path };
   }
-  if (raw.startsWith("postgres://") || raw.startsWith("postgresql://")) {
-    return {
-      engine: "postgres",
-      url: raw,
-      poolSize: integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
-      statementTimeoutMs: integer(env, "DATABASE_STATEMENT_TIMEOUT_MS", 5000, 100, 3_600_000),
-    };
-  }
+  if (raw.startsWith("postgres://") || raw.startsWith("postgresql://"))
+    return { engine: "postgres", url: raw, poolSize, statementTimeoutMs };
   throw new ConfigError(`DATABASE_URL must start with sqlite: or postgres://, got "${raw.split(":")[0]}:..."`);
 }
 
