@@ -81,6 +81,28 @@ function planOf(cursor: string): string | undefined {
   return (JSON.parse(Buffer.from(cursor.split(".")[0]!, "base64url").toString("utf8")) as { p?: string }).p;
 }
 
+/**
+ * A walk of a window read each record once: every one of `before` (committed before its first
+ * page), and none of the records `written` that `matches` leaves out.
+ */
+function expectWindowRead(
+  ids: string[],
+  before: string[],
+  written: Record<string, unknown>[],
+  matches: (r: Record<string, unknown>) => boolean,
+) {
+  expect(new Set(ids).size, "no record twice").toBe(ids.length);
+  expect(
+    before.filter((id) => !ids.includes(id)),
+    "records of the window committed before the read",
+  ).toEqual([]);
+  const others = new Set(written.filter((r) => !matches(r)).map((r) => r.id));
+  expect(
+    ids.filter((id) => others.has(id)),
+    "records outside the window",
+  ).toEqual([]);
+}
+
 function expectNewestFirst(keys: [string, string][]): void {
   for (let i = 1; i < keys.length; i += 1) {
     const [a, b] = [keys[i - 1]!, keys[i]!];
@@ -138,16 +160,7 @@ describe("paging while sync batches commit", () => {
     const read = await pageThrough(srv, tenant.keys.read, `/v1/withdrawals?${window}`);
     await writer.stop();
 
-    expect(new Set(read.ids).size, "no record twice").toBe(read.ids.length);
-    expect(
-      before.filter((id) => !read.ids.includes(id)),
-      "records of the window committed before the read",
-    ).toEqual([]);
-    const outside = new Set([...seeded, ...writer.acknowledged].filter((r) => !inWindow(r)).map((r) => r.id));
-    expect(
-      read.ids.filter((id) => outside.has(id)),
-      "records outside the window",
-    ).toEqual([]);
+    expectWindowRead(read.ids, before, [...seeded, ...writer.acknowledged], inWindow);
     expectNewestFirst(read.keys);
     expect(before.length).toBeGreaterThan(least);
   });
@@ -201,16 +214,7 @@ describe("paging while sync batches commit", () => {
       expect(read.plans[0]).toBe(plans[0]);
       expect(new Set(read.plans.slice(1))).toEqual(new Set(read.plans.length > 1 ? [plans[plans.length - 1]] : []));
 
-      expect(new Set(read.ids).size, "no record twice").toBe(read.ids.length);
-      expect(
-        before.filter((id) => !read.ids.includes(id)),
-        "records of the window committed before the read",
-      ).toEqual([]);
-      const others = new Set([...seeded, ...writer.acknowledged].filter((r) => !matches(r)).map((r) => r.id));
-      expect(
-        read.ids.filter((id) => others.has(id)),
-        "records outside the window or the name",
-      ).toEqual([]);
+      expectWindowRead(read.ids, before, [...seeded, ...writer.acknowledged], matches);
       for (let i = 1; i < read.names.length; i += 1) {
         const [a, b] = [read.names[i - 1]!, read.names[i]!];
         expect(
