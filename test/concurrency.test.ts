@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { sortKey } from "../src/collections/sort-key.js";
 import { compareCodePoints } from "../src/lists/window-keys.js";
 import { withdrawal } from "./support/factories.js";
-import { get, newTenant, sync, useServer, type TestServer, type TestTenant } from "./support/harness.js";
+import { get, newTenant, planOfCursor, sync, useServer, type TestServer, type TestTenant } from "./support/harness.js";
 import type { Reply } from "./support/harness.js";
 
 const server = useServer();
@@ -71,14 +71,9 @@ async function pageThrough(
       names.push([sortKey(item.employeeName), item.id]);
     }
     cursor = reply.body.cursor;
-    if (cursor !== null) plans.push(planOf(cursor));
+    if (cursor !== null) plans.push(planOfCursor(cursor));
   } while (cursor !== null);
   return { ids, keys, names, plans };
-}
-
-/** The plan a cursor carries for the walk's later pages (lists/list.service.ts), if any. */
-function planOf(cursor: string): string | undefined {
-  return (JSON.parse(Buffer.from(cursor.split(".")[0]!, "base64url").toString("utf8")) as { p?: string }).p;
 }
 
 /**

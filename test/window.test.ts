@@ -33,7 +33,7 @@ import { hashKey } from "../src/platform/keys.js";
 import { POSTGRES, SQLITE } from "../src/storage/engine.js";
 import { ENGINE } from "./support/databases.js";
 import { withdrawal } from "./support/factories.js";
-import { get, newTenant, readAll, sync, useServer, type Reply, type TestTenant } from "./support/harness.js";
+import { get, newTenant, planOfCursor, readAll, sync, useServer, type Reply, type TestTenant } from "./support/harness.js";
 
 const server = useServer();
 
@@ -76,10 +76,6 @@ async function storeAsPlanned(tenant: TestTenant, stored: Stored[]): Promise<voi
 }
 
 /** The grid of event dates and storage offsets around the slack's edges, stored as planned. */
-/** The plan a cursor carries for the rest of its walk (`p` in its signed payload), if any. */
-function planOfCursor(cursor: string): string | undefined {
-  return (JSON.parse(Buffer.from(cursor.split(".")[0]!, "base64url").toString("utf8")) as { p?: string }).p;
-}
 
 /** The plan that the first page of a walk at limit=2 picked, as its cursor carries it. */
 async function firstPagePlan(tenant: TestTenant, query: string): Promise<string | undefined> {

@@ -176,3 +176,8 @@ export function useOtherPools(server: () => TestServer, count: number): { pools:
   afterAll(close);
   return { pools, close };
 }
+
+/** The plan a cursor carries for the rest of its walk (`p` in its signed payload), if any. */
+export function planOfCursor(cursor: string): string | undefined {
+  return (JSON.parse(Buffer.from(cursor.split(".")[0]!, "base64url").toString("utf8")) as { p?: string }).p;
+}
