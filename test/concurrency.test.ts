@@ -3,8 +3,9 @@
  * or in name order, while sync batches keep committing, gets every record committed before its
  * first page exactly once, in order, and never one twice.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { sortKey } from "../src/collections/sort-key.js";
+import { BRACKET_ARMS, tiles } from "../src/lists/window.js";
 import { compareCodePoints } from "../src/lists/window-keys.js";
 import { withdrawal } from "./support/factories.js";
 import { get, newTenant, planOfCursor, sync, useServer, type TestServer, type TestTenant } from "./support/harness.js";
@@ -158,6 +159,58 @@ describe("paging while sync batches commit", () => {
     expectWindowRead(read.ids, before, [...seeded, ...writer.acknowledged], inWindow);
     expectNewestFirst(read.keys);
     expect(before.length).toBeGreaterThan(least);
+  });
+
+  // A wide window that ends in the past reads its later pages' late records as one arm by
+  // createdAt, above the records of earlier dates stored before them (its bracket).
+  it("returns every record of a wide window committed before the read exactly once, its later pages by its bracket", async () => {
+    const srv = server();
+    const tenant = await newTenant(srv);
+    const now = Date.now();
+    const [windowStart, windowEnd] = [now - 30 * DAY, now - 10 * DAY];
+    expect(tiles(windowStart, windowEnd).length).toBeGreaterThanOrEqual(BRACKET_ARMS);
+    // Late records in the window and dated before it, stored first; then late ones in it; and while the
+    // walk runs, late ones in it and after it (the bracket's `below`, above the first page).
+    const late = (at: number) => withdrawal({ deliveredAt: new Date(at).toISOString() });
+    const earlier = Array.from({ length: 60 }, (_, i) => late(now - 60 * DAY - i * MINUTE));
+    const inside = (i: number) => late(i % 2 === 0 ? now - 12 * DAY - i * MINUTE : windowStart + i * MINUTE);
+    const make = (i: number) => (i % 3 === 0 ? late(now - 5 * DAY - i * MINUTE) : inside(i));
+    const seeded = [
+      ...Array.from({ length: 20 }, (_, i) => inside(1000 + i)),
+      ...earlier,
+      ...Array.from({ length: 240 }, (_, i) => inside(i)),
+    ];
+    for (let i = 0; i < seeded.length; i += 60) await sync(srv, tenant, "withdrawals", seeded.slice(i, i + 60));
+
+    const statements = vi.spyOn(srv.storage.db, "executeQuery");
+    try {
+      const writer = startWriter(srv, tenant, make);
+      await whenBatches(writer, 2);
+      const inWindow = (r: Record<string, unknown>) => {
+        const at = Date.parse(r.deliveredAt as string);
+        return at >= windowStart && at <= windowEnd;
+      };
+      const before = [...seeded, ...writer.acknowledged].filter(inWindow).map((r) => r.id as string);
+      const window = `createdSince=${new Date(windowStart).toISOString()}&createdUntil=${new Date(windowEnd).toISOString()}`;
+      const read = await pageThrough(srv, tenant.keys.read, `/v1/withdrawals?${window}`);
+      await writer.stop();
+
+      expectWindowRead(read.ids, before, [...seeded, ...writer.acknowledged], inWindow);
+      expectNewestFirst(read.keys);
+      expect(before.length).toBeGreaterThan(150);
+      expect(writer.batches(), "writes ran during the read").toBeGreaterThan(2);
+      // Every later page's cursor carries the bracket; some pages were read by it.
+      expect(
+        read.plans.slice(1).every((plan) => plan?.includes(";in:") === true),
+        read.plans.join(" "),
+      ).toBe(true);
+      const byCreated = statements.mock.calls.filter(
+        ([compiled]) => "sql" in compiled && /"late_event_at" is not null and "created_at" > /.test(compiled.sql),
+      );
+      expect(byCreated.length, "pages by the bracket").toBeGreaterThan(0);
+    } finally {
+      statements.mockRestore();
+    }
   });
 
   // A window in name order takes one of several plans (docs/architecture.md): by week up to

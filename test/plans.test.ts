@@ -14,6 +14,7 @@ import { insertRows } from "../src/sync/sync.repository.js";
 import { FACTORIES } from "./support/factories.js";
 import { parseListQuery } from "../src/lists/list.query.js";
 import {
+  bracketQuery,
   lateRangeOf,
   eventSpanQuery,
   lateRangeQuery,
@@ -24,7 +25,7 @@ import {
   type WindowPlan,
 } from "../src/lists/list.repository.js";
 import { needsLateRange } from "../src/lists/list.service.js";
-import { assumedLateRange, weekValues, WINDOW_FIRST_BOUND } from "../src/lists/window.js";
+import { assumedLateRange, bracketValues, weekValues, WINDOW_FIRST_BOUND } from "../src/lists/window.js";
 import { listOrder } from "../src/lists/list.shape.js";
 import { parseDatabaseUrl } from "../src/platform/config.js";
 import { hashKey } from "../src/platform/keys.js";
@@ -455,6 +456,36 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
         expect(details.join(" | "), `${title}: not one arm by createdAt`).toMatch(/withdrawals_late_created/);
         expect(details.join(" | "), `${title}: reads a bucket`).not.toMatch(/withdrawals_late_b\d/);
         lines.push(...planSection(`### ?${text} (late rows from 1970 on, cursor ${at})`, { compiled, details }));
+      }
+    }
+    // A wide window's bracket (Bracket): the statement that finds it, a probe a bucket of the late
+    // rows before and after the window, and a later page within it, whose late rows are one arm by createdAt.
+    {
+      const collection = COLLECTIONS.find((c) => c.name === "withdrawals")!;
+      const query = parseListQuery(collection, YEAR);
+      const late = { low: Date.UTC(2025, 0, 1), high: Date.UTC(2026, 10, 20) };
+      lines.push("## withdrawals: a wide window's bracket, and a later page within it", "");
+      const compiled = bracketQuery(storage.db, collection, keyHash, query, late)!;
+      const title = `withdrawals?${YEAR}, its bracket`;
+      const details = await explainChecked(collection, compiled, title, true, 0);
+      const arms = Object.keys(bracketValues(query, late) ?? {}).filter((name) => /^[pq][be]/.test(name)).length;
+      expect(details.filter((line) => /withdrawals_late_b\d/.test(line)).length, `${title}: a probe a bucket:\n${details.join("\n")}`).toBe(
+        arms,
+      );
+      lines.push(...planSection(`### ?${YEAR} (its bracket, late rows from 2025-01-01 to 2026-11-20)`, { compiled, details }));
+      for (const above of [null, Date.UTC(2025, 10, 15)]) {
+        const other = { key: Date.UTC(2026, 5, 10, 10, 30), id: "x" };
+        const what = `a later page within its bracket${above === null ? "" : `, above ${new Date(above).toISOString()}`}`;
+        const page = pageQuery(storage.db, collection, keyHash, query, other, 21, {
+          late,
+          bracket: { above, below: null },
+          byCreated: true,
+        });
+        const pageDetails = await explainChecked(collection, page, `withdrawals?${YEAR}, ${what}`, false, 0);
+        expect(pageDetails.join(" | "), `${what}: not one arm by createdAt`).toMatch(/withdrawals_late_created/);
+        expect(pageDetails.join(" | "), `${what}: reads a bucket`).not.toMatch(/withdrawals_late_b\d/);
+        expect(pageDetails.join(" | "), `${what}: the index range does not start at the cursor`).toMatch(explainer.fromCursor);
+        lines.push(...planSection(`### ?${YEAR} (${what})`, { compiled: page, details: pageDetails }));
       }
     }
     // The first and last event week of a tenant's rows, found in the background as a hint for

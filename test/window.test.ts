@@ -15,6 +15,7 @@ import { parseListQuery } from "../src/lists/list.query.js";
 import { pageQuery } from "../src/lists/list.repository.js";
 import { foundEventSpan, needsLateRange, probedPlan, windowPlan } from "../src/lists/list.service.js";
 import {
+  BRACKET_ARMS,
   EDGE_LEVEL,
   KEYS_SHARE,
   NAME_INDEX_PAGES,
@@ -352,6 +353,66 @@ describe("time window narrowed to the tenant's late records", () => {
         items.map((r) => r.id),
         query,
       ).toEqual(want);
+    }
+  });
+});
+
+describe("a wide window's later pages by its bracket", () => {
+  it("reads its late records as one arm by createdAt between the records of other dates, by its tiling elsewhere, and returns exactly the window", async () => {
+    const tenant = await newTenant(server());
+    const since = Date.UTC(2025, 6, 3, 5, 17);
+    const until = since + 200 * DAY;
+    const stored: Stored[] = [];
+    for (let day = 0; day <= 200; day += 1) {
+      const event = since + day * DAY + (day % 7) * HOUR;
+      stored.push({ id: `t-${day}`, event, createdAt: event + 60_000 });
+      if (day % 3 === 0) stored.push({ id: `l-${day}`, event, createdAt: event + 3 * DAY });
+    }
+    // Late records of other dates: before the window, stored in the middle of its months (the
+    // bracket's `above`); after it, stored a few days after its end (its `below`); and records
+    // of the window stored after those, which only its tiling reads. Each at the window's edges too.
+    const above = since + 100 * DAY + 5;
+    const below = until + 5 * DAY;
+    for (const [i, event] of [since - 1, since - 20 * DAY, since - 9 * HOUR].entries())
+      stored.push({ id: `b-${i}`, event, createdAt: above - i });
+    for (const [i, event] of [until + 1, until + 2 * DAY].entries()) stored.push({ id: `a-${i}`, event, createdAt: below + i });
+    for (const [i, event] of [since, since + 50 * DAY, until].entries())
+      stored.push({ id: `v-${i}`, event, createdAt: until + 10 * DAY + i });
+    await storeAsPlanned(tenant, stored);
+    const query = `createdSince=${iso(since)}&createdUntil=${iso(until)}`;
+    expect(tiles(since, until).length).toBeGreaterThanOrEqual(BRACKET_ARMS);
+    const want = stored
+      .filter((r) => r.event >= since && r.event <= until)
+      .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+      .map((r) => r.id);
+    // The late range found before the walk, as a walk that follows another finds it.
+    await probedPlan(server().storage.db, withdrawals, hashKey(tenant.keys.read));
+    const statements = vi.spyOn(server().storage.db, "executeQuery");
+    try {
+      for (const limits of [[1, 4], [3], [100]]) {
+        statements.mockClear();
+        const items: string[] = [];
+        const brackets = new Set<string>();
+        let cursor: string | null = null;
+        do {
+          const limit = limits[items.length % limits.length]!;
+          const url = `/v1/withdrawals?${query}&limit=${limit}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`;
+          const reply: Reply<{ data: { id: string }[]; cursor: string | null }> = await get(server(), url, tenant.keys.read);
+          expect(reply.status, url).toBe(200);
+          items.push(...reply.body.data.map((r) => r.id));
+          cursor = reply.body.cursor;
+          if (cursor !== null) brackets.add(planOfCursor(cursor)?.split(";in:")[1] ?? "none");
+        } while (cursor !== null);
+        expect(items, `limits ${limits.join(",")}`).toEqual(want);
+        // The first page's cursor carries none; every later one the bracket its walk found.
+        expect([...brackets].sort(), `limits ${limits.join(",")}`).toEqual([`${above},${below}`, "none"].sort());
+        const texts = statements.mock.calls.map(([compiled]) => ("sql" in compiled ? compiled.sql : ""));
+        expect(texts.filter((text) => / as "p0"/.test(text)).length, "one statement finds the bracket").toBe(1);
+        const byCreated = texts.filter((text) => /"late_event_at" is not null and "created_at" > /.test(text));
+        expect(byCreated.length, "pages by the bracket").toBeGreaterThan(0);
+      }
+    } finally {
+      statements.mockRestore();
     }
   });
 });

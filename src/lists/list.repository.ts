@@ -18,6 +18,8 @@ import { LIST_COLUMNS, listOrder, ORDERS, type FilteredQuery, type ListOrder, ty
 import {
   armAUpperBound,
   assumedValues,
+  bracketTiles,
+  bracketValues,
   bucketOf,
   EDGE_LEVEL,
   inLateRowsOrder,
@@ -37,6 +39,7 @@ import {
   weekValues,
   windowValues,
   type ArmAUpperBound,
+  type Bracket,
   type LateRange,
 } from "./window.js";
 
@@ -80,7 +83,9 @@ export function pageQuery(
       ? windowValues(query, false)
       : unordered
         ? unorderedValues(query, now)
-        : windowValues(query, collection.kind === "transaction" && order === "created", options.late));
+        : options.byCreated === true && order === "created"
+          ? byCreatedValues(query, options.bracket)
+          : windowValues(query, collection.kind === "transaction" && order === "created", options.late));
   const values = pageValues(keyHash, now, query, after, window);
   if (options.assumed === true && options.late !== undefined && order === "created") Object.assign(values, assumedValues(options.late));
   if (typeof byName === "object") {
@@ -97,6 +102,12 @@ export function pageQuery(
     if (plan === "recent") return recentPage(db, collection, slots, take);
     return buildPage(db, collection, order, slots, take, upper);
   });
+}
+
+/** A page's window values for its late rows read as one arm by createdAt, above its bracket's `above` (WindowPlan.byCreated). */
+function byCreatedValues(query: ListQuery, bracket: Bracket | undefined): Record<string, number> {
+  const above = bracket?.above ?? null;
+  return { ...windowValues(query, false), lateByCreatedAt: 1, ...(above !== null && { createdAbove: above }) };
 }
 
 /**
@@ -171,6 +182,17 @@ export interface WindowPlan {
    * may lie past its weeks, or its window holds none. It is read again as a wider window is.
    */
   notByWeek?: boolean;
+  /**
+   * A walk's bracket in createdAt order (window.ts, Bracket), found on its first later page
+   * whose tiling takes at least BRACKET_ARMS arms, and carried by its cursors.
+   */
+  bracket?: Bracket;
+  /**
+   * Set for a page within its walk's bracket (withinBracket): its late rows are read as one arm
+   * by createdAt above the bracket's `above` (lateByCreatedArm). A page whose rows reach no
+   * lower than `above` is whole; another is read again by the tiling (list.service.ts).
+   */
+  byCreated?: boolean;
   /**
    * The createdAt of the tenant's newest row when `late` was found (null: it had none). A first
    * page reads no row stored since: its tiling, narrowed to where late rows lay, could miss a
@@ -844,6 +866,59 @@ export function lateRangeQuery(db: Kysely<Schema>, collection: Collection, keyHa
       newestRowQuery(db, collection, s, "is not").as("newest_late"),
     ]);
   });
+}
+
+/** A window's bracket's statement's row: a column per arm (bracketTiles), each null when its bucket holds no late row. */
+export type BracketRow = Record<string, Probed>;
+
+const brackets = new QueryTemplates<BracketRow>();
+
+/**
+ * The statement that finds a window's bracket (window.ts, Bracket) from the key's tenant's late
+ * rows' range: for each bucket of a tiling of the late rows dated before the window, the newest
+ * createdAt of its late rows, and for each of those dated after it, the oldest, each one probe of
+ * its level's index (an edge, which reaches into the window, checks the event date on its
+ * entries). Null when no late row lies outside the window's dates (no arm), undefined when it
+ * would take more than MAX_LATE_ARMS arms.
+ */
+export function bracketQuery(
+  db: Kysely<Schema>,
+  collection: Collection,
+  keyHash: string,
+  query: ListQuery,
+  late: LateRange,
+): CompiledQuery<BracketRow> | null | undefined {
+  const window = bracketValues(query, late);
+  if (window === undefined) return undefined;
+  if (!Object.keys(window).some((name) => /^[pq][be]/.test(name))) return null;
+  const values = { keyHash, now: Date.now(), ...window };
+  return brackets.fill(db, `${collection.name}:bracket:${Object.keys(values).join(":")}`, values, (s) => {
+    const table = collection.table as "withdrawals";
+    const tenant = armsTenant(db, s);
+    const columns = bracketTiles(s).map(({ side, level, slot, edge }, i) => {
+      const bucket = bucketOf(level);
+      let arm = db
+        .selectFrom(table)
+        .select("created_at")
+        .where("tenant_id", "=", tenant.ref)
+        .where(bucket, "=", slot)
+        .where(bucket, "is not", null);
+      if (edge) arm = side === "p" ? arm.where("late_event_at", "<", s.since) : arm.where("late_event_at", ">", s.until);
+      return sql`(${arm.orderBy("created_at", side === "p" ? "desc" : "asc").limit(sql.lit(1))}) as ${sql.ref(`${side}${i}`)}`;
+    });
+    const statement = sql<BracketRow>`${tenant.with}select ${sql.join(columns)}`;
+    return { compile: () => statement.compile(db) as CompiledQuery<BracketRow> };
+  });
+}
+
+/** The bracket a statement of bracketQuery found. */
+export function bracketOf(row: BracketRow | undefined): Bracket {
+  const found = (side: "p" | "q") =>
+    Object.entries(row ?? {})
+      .filter(([name, at]) => name.startsWith(side) && at !== null && at !== undefined)
+      .map(([, at]) => Number(at));
+  const [before, after] = [found("p"), found("q")];
+  return { above: before.length === 0 ? null : Math.max(...before), below: after.length === 0 ? null : Math.min(...after) };
 }
 
 export interface EventSpanRow {

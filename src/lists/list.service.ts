@@ -13,6 +13,8 @@ import { engineOf } from "../storage/engine.js";
 import type { Schema } from "../storage/schema.js";
 import { parseListQuery, type ListQuery } from "./list.query.js";
 import {
+  bracketOf,
+  bracketQuery,
   eventSpanQuery,
   lateRangeOf,
   lateRangeQuery,
@@ -29,13 +31,17 @@ import { listOrder, positionOf, type ListOrder, type ListRow } from "./list.shap
 import { idsAfter, windowKeys } from "./window-keys.js";
 import {
   assumedLateRange,
+  BRACKET_ARMS,
   lateProbes,
   NAME_FIRST_SHARE,
   needsLateRange as windowNeedsLateRange,
   readsRecent,
   shareOfSpan,
   spanOfWeeks,
+  tiledArms,
   WINDOW_KEYS_BOUND,
+  withinBracket,
+  type Bracket,
   type EventSpan,
   type LateRange,
 } from "./window.js";
@@ -64,6 +70,29 @@ const RECENT = "recent";
  * range holds for the whole walk.
  */
 const LATE = "late:";
+
+/**
+ * A walk's bracket, as its cursors carry it after its plan: `;in:<above>,<below>`, `-` for
+ * none (window.ts, Bracket).
+ */
+const IN = ";in:";
+
+/** What a cursor carries of how its walk reads: the plan, and a bracket after it. */
+function carriedBy(chosen: string | undefined): { plan: string | undefined; bracket: Bracket | undefined } {
+  const at = chosen?.indexOf(IN) ?? -1;
+  if (chosen === undefined || at < 0) return { plan: chosen, bracket: undefined };
+  const [above, below] = chosen
+    .slice(at + IN.length)
+    .split(",")
+    .map((n) => (n === "-" || n === undefined ? null : Number(n)));
+  const valid = (n: number | null | undefined) => n === null || Number.isSafeInteger(n);
+  const bracket = valid(above) && valid(below) ? { above: above ?? null, below: below ?? null } : undefined;
+  return { plan: at === 0 ? undefined : chosen.slice(0, at), bracket };
+}
+
+function cursorOfBracket(plan: string | undefined, { above, below }: Bracket): string {
+  return `${plan ?? ""}${IN}${above ?? "-"},${below ?? "-"}`;
+}
 
 function lateOfCursor(chosen: string | undefined): LateRange | null | undefined {
   if (chosen === `${LATE}none`) return null;
@@ -246,8 +275,37 @@ async function keysPlan(
   return { byName: { ids: idsAfter(keys, position, query.limit + 1), newest: keys.newest } };
 }
 
+/**
+ * The bracket of a walk of a window in createdAt order whose tiling takes at least BRACKET_ARMS
+ * arms, found from where its tenant's late rows lie (the range its cursor carries, or else the
+ * one last seen); undefined for any other walk, or when that range is not known.
+ */
+async function findBracket(
+  db: Kysely<Schema>,
+  collection: Collection,
+  keyHash: string,
+  query: ListQuery,
+  plan: WindowPlan,
+): Promise<Bracket | undefined> {
+  if (tiledArms(query, plan.late) < BRACKET_ARMS) return undefined;
+  const late = plan.late ?? lateRangesSeen.get(seenKey(keyHash, collection));
+  const statement = late === undefined || late === null ? undefined : bracketQuery(db, collection, keyHash, query, late);
+  if (statement === null) return { above: null, below: null };
+  return statement === undefined ? undefined : bracketOf((await db.executeQuery(statement)).rows[0]);
+}
+
+/** Whether a page read within its bracket holds every row it should: `take` rows, the last above the bracket's `above`. */
+function wholeAbove(rows: readonly ListRow[], take: number, above: number | null): boolean {
+  return above === null || (rows.length === take && Number(rows[take - 1]?.created_at) > above);
+}
+
 /** What a page's cursor carries of how it was read, for the next page to read by too. */
 function cursorPlan(plan: WindowPlan, order: ListOrder, picked: unknown): string | undefined {
+  const chosen = chosenPlan(plan, order, picked);
+  return plan.bracket === undefined ? chosen : cursorOfBracket(chosen, plan.bracket);
+}
+
+function chosenPlan(plan: WindowPlan, order: ListOrder, picked: unknown): string | undefined {
   if (picked !== undefined) return PICKED[Number(picked)];
   if (plan.probeFirst === true) return NAME_INDEX;
   if (plan.recent === true) return RECENT;
@@ -283,29 +341,40 @@ export async function listPage(
     throw error;
   }
   const position = opened?.position;
+  const carried = carriedBy(opened?.plan);
   // One instant for the page: whether its window is read by week depends on it (weekValues).
   const now = Date.now();
   const weeks = weeksOf(collection, query, now);
   // A later page of a walk by its window's keys reads them, unless the window is now read by week
   // (a cursor made before that plan was, or a walk whose weeks had a row past them: see below).
   const carriesKeys =
-    position !== undefined && (opened?.plan === WINDOW_FIRST || opened?.plan === WINDOW_KEYS) && tilesWindow(collection, query);
+    position !== undefined && (carried.plan === WINDOW_FIRST || carried.plan === WINDOW_KEYS) && tilesWindow(collection, query);
   const keysOf = (at: CursorPosition) => keysPlan(db, collection, reader.keyHash, query, at);
   // A window that reaches the present reads its walk's pages as the plain list's, until the
   // rows stored last hold too few of it (WindowPlan.recent).
   const order = listOrder(query);
   const recent =
-    order === "created" && tilesWindow(collection, query) && readsRecent(query, now) && (opened === undefined || opened.plan === RECENT);
+    order === "created" && tilesWindow(collection, query) && readsRecent(query, now) && (opened === undefined || carried.plan === RECENT);
   let plan = recent
     ? { recent }
     : carriesKeys && weeks === undefined
       ? await keysOf(position)
-      : await windowPlan(db, collection, reader.keyHash, query, opened?.plan, weeks !== undefined);
+      : await windowPlan(db, collection, reader.keyHash, query, carried.plan, weeks !== undefined);
   const readPage = async (by = plan) => {
     const read = await db.executeQuery(pageQuery(db, collection, reader.keyHash, query, position, query.limit + 1, by, now));
     return typeof by.byName === "object" ? { rows: sortedByName([...read.rows], query.limit + 1) } : read;
   };
+  // A later page of a wide window in createdAt order reads its late rows as one arm where its
+  // walk's bracket allows (WindowPlan.bracket); one that lacks a row so is read by the tiling.
+  if (order === "created" && position !== undefined && tilesWindow(collection, query) && plan.recent !== true && plan.assumed !== true) {
+    const bracket = carried.bracket ?? (await findBracket(db, collection, reader.keyHash, query, plan));
+    if (bracket !== undefined) plan = { ...plan, bracket, byCreated: withinBracket(bracket, Number(position.key)) };
+  }
   let { rows } = await readPage();
+  if (plan.byCreated === true && !wholeAbove(rows, query.limit + 1, plan.bracket?.above ?? null)) {
+    plan = { ...plan, byCreated: false };
+    ({ rows } = await readPage());
+  }
   // Read as the plain list's, a page whose bound stopped it short of `limit + 1` rows of the
   // window (the rows stored last lie outside it: recentPage) is read by its tiling.
   if (plan.recent === true && rows.some((row) => row.recent_more !== null && row.recent_more !== undefined)) {

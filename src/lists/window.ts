@@ -20,7 +20,8 @@
  * (list.repository.ts, choosingPage), which read the late rows instead as one range of the
  * 8-hour level's index (lateRowsArm), and need neither tiling nor narrowing.
  * Late rows whose event dates span decades would take more arms than MAX_LATE_ARMS: they are
- * read as one arm in createdAt order instead, the event date checked on each row.
+ * read as one arm in createdAt order instead, the event date checked on each row. So are a wide
+ * window's late rows on a later page that lies between the late rows of other dates (Bracket).
  * The arms are disjoint and hold only rows of the window, but for what the two edges turn away
  * on their index entries, whatever its width and however late its rows were stored, so a page
  * reads about `take` rows plus one seek per arm (and, once in a walk for each edge, up to its
@@ -395,13 +396,73 @@ export function inLateRowsOrder<O>(arm: TableQuery<O>): TableQuery<O> {
 
 /**
  * The window's late rows as one arm in createdAt order, from the index of late rows by createdAt,
- * the event date checked on each row: for a tiling of more than MAX_LATE_ARMS arms.
+ * the event date checked on each row: for a tiling of more than MAX_LATE_ARMS arms, and for a
+ * page between its window's bracket (Bracket), above `s.createdAbove` when set.
  */
 export function lateByCreatedArm<O>(base: TableQuery<O>, s: Slots): TableQuery<O> {
   let arm = base.where("late_event_at", "is not", null);
+  if (s.createdAbove !== undefined) arm = arm.where("created_at", ">", s.createdAbove);
   if (s.since !== undefined) arm = arm.where("late_event_at", ">=", s.since);
   if (s.until !== undefined) arm = arm.where("late_event_at", "<=", s.until);
   return arm;
+}
+
+/**
+ * A walk in createdAt order of a window whose tiling takes at least this many arms reads its
+ * later pages by its bracket (Bracket) where it can: two arms instead of the tiling's.
+ */
+export const BRACKET_ARMS = 8;
+
+/**
+ * Where in createdAt order the late rows of a window's walk lie among others (each null when
+ * there is none): `above`, the newest createdAt of a late row dated before the window, and
+ * `below`, the oldest of one dated after it. A late row stored between them is dated in the
+ * window, so below `below` the window's late rows are read as one arm by createdAt
+ * (lateByCreatedArm) that passes no other, and a page is whole when its rows reach no lower than
+ * `above`. Each page checks the event date all the same: the bracket only makes a page cheap, and
+ * a bracket found from a range gone stale (a late row stored since outside it) makes its arm read
+ * a row it turns away, or its page read again by the tiling (list.service.ts).
+ */
+export interface Bracket {
+  above: number | null;
+  below: number | null;
+}
+
+/** How many arms a window's tiling takes by a late range (undefined: its own span), one arm for more than MAX_LATE_ARMS. */
+export function tiledArms(query: ListQuery, late: LateRange | null | undefined): number {
+  return lateArms(lateValues(query, late));
+}
+
+/**
+ * The values of the statement that finds a window's bracket from its tenant's late rows' range:
+ * a bucket per arm of a tiling of the late rows dated before the window (`p...`, each giving its
+ * newest createdAt) and after it (`q...`, its oldest), named as windowValues names a tiling's
+ * (`pb2_0`, `qe1_3`), and the window's bounds, which the edges check. Undefined when the two
+ * take more than MAX_LATE_ARMS arms.
+ */
+export function bracketValues({ since, until }: ListQuery, late: LateRange): Record<string, number> | undefined {
+  const values: Record<string, number> = {};
+  const name = (side: string) => (tile: Tile, i: number) => (values[`${side}${tile.edge ? "e" : "b"}${tile.level}_${i}`] = tile.bucket);
+  // Beyond the late rows' range no late row lies, so the buckets may reach past it unchecked.
+  if (since !== undefined && late.low < since) tiles(late.low, since - 1, [-Infinity, since - 1]).forEach(name("p"));
+  if (until !== undefined && late.high > until) tiles(until + 1, late.high, [until + 1, Infinity]).forEach(name("q"));
+  if (Object.keys(values).length > MAX_LATE_ARMS) return undefined;
+  if (since !== undefined) values.since = since;
+  if (until !== undefined) values.until = until;
+  return values;
+}
+
+/** The arms of a bracket's statement, from its values' names: each tile's side, level, slot and whether it is an edge. */
+export function bracketTiles(s: Slots): { side: "p" | "q"; level: number; slot: Slots[string]; edge: boolean }[] {
+  return Object.keys(s).flatMap((name) => {
+    const match = /^([pq])([be])(\d)_\d+$/.exec(name);
+    return match === null ? [] : [{ side: match[1] as "p" | "q", level: Number(match[3]), slot: s[name], edge: match[2] === "e" }];
+  });
+}
+
+/** Whether a page after `key` (a createdAt) lies within a bracket: below its `below`, above its `above`. */
+export function withinBracket({ above, below }: Bracket, key: number): boolean {
+  return (below === null || key < below) && (above === null || key > above);
 }
 
 /**
