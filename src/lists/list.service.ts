@@ -366,9 +366,11 @@ export async function listPage(
   };
   // A later page of a wide window in createdAt order reads its late rows as one arm where its
   // walk's bracket allows (WindowPlan.bracket); one that lacks a row so is read by the tiling.
-  if (order === "created" && position !== undefined && tilesWindow(collection, query) && plan.recent !== true && plan.assumed !== true) {
-    const bracket = carried.bracket ?? (await findBracket(db, collection, reader.keyHash, query, plan));
-    if (bracket !== undefined) plan = { ...plan, bracket, byCreated: withinBracket(bracket, Number(position.key)) };
+  // A page that assumed where the late rows lie checks that by its tiling, so it is read so.
+  if (order === "created" && position !== undefined && tilesWindow(collection, query) && plan.recent !== true) {
+    const assumed = plan.assumed === true;
+    const bracket = carried.bracket ?? (assumed ? undefined : await findBracket(db, collection, reader.keyHash, query, plan));
+    if (bracket !== undefined) plan = { ...plan, bracket, byCreated: !assumed && withinBracket(bracket, Number(position.key)) };
   }
   let { rows } = await readPage();
   if (plan.byCreated === true && !wholeAbove(rows, query.limit + 1, plan.bracket?.above ?? null)) {
