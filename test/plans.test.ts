@@ -25,7 +25,7 @@ import {
   type WindowPlan,
 } from "../src/lists/list.repository.js";
 import { needsLateRange } from "../src/lists/list.service.js";
-import { assumedLateRange, bracketValues, weekValues, WINDOW_FIRST_BOUND } from "../src/lists/window.js";
+import { assumedLateRange, bracketTiles, bracketValues, weekValues, WINDOW_FIRST_BOUND } from "../src/lists/window.js";
 import { listOrder } from "../src/lists/list.shape.js";
 import { parseDatabaseUrl } from "../src/platform/config.js";
 import { hashKey } from "../src/platform/keys.js";
@@ -468,7 +468,7 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
       const compiled = bracketQuery(storage.db, collection, keyHash, query, late)!;
       const title = `withdrawals?${YEAR}, its bracket`;
       const details = await explainChecked(collection, compiled, title, true, 0);
-      const arms = Object.keys(bracketValues(query, late) ?? {}).filter((name) => /^[pq][be]/.test(name)).length;
+      const arms = bracketTiles(bracketValues(query, late) ?? {}).length;
       expect(details.filter((line) => /withdrawals_late_b\d/.test(line)).length, `${title}: a probe a bucket:\n${details.join("\n")}`).toBe(
         arms,
       );

@@ -890,7 +890,7 @@ export function bracketQuery(
 ): CompiledQuery<BracketRow> | null | undefined {
   const window = bracketValues(query, late);
   if (window === undefined) return undefined;
-  if (!Object.keys(window).some((name) => /^[pq][be]/.test(name))) return null;
+  if (bracketTiles(window).length === 0) return null;
   const values = { keyHash, now: Date.now(), ...window };
   return brackets.fill(db, `${collection.name}:bracket:${Object.keys(values).join(":")}`, values, (s) => {
     const table = collection.table as "withdrawals";

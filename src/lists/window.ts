@@ -244,11 +244,14 @@ function lateValues({ since, until }: ListQuery, late: LateRange | null | undefi
   return values;
 }
 
-/** The window's late arms, from its values' names: each tile's level, its bucket's slot and whether it is an edge. */
-export function lateTiles(s: Slots): { level: number; slot: Slots[string]; edge: boolean }[] {
+/**
+ * The window's late arms, from its values' names (or its slots'): each tile's level, its
+ * bucket's value or slot and whether it is an edge; those named after `prefix` (a bracket's side).
+ */
+export function lateTiles<T>(s: Readonly<Record<string, T>>, prefix = ""): { level: number; slot: T; edge: boolean }[] {
   return Object.keys(s).flatMap((name) => {
-    const match = /^([be])(\d)_\d+$/.exec(name);
-    return match === null ? [] : [{ level: Number(match[2]), slot: s[name], edge: match[1] === "e" }];
+    const match = name.startsWith(prefix) ? /^([be])(\d)_\d+$/.exec(name.slice(prefix.length)) : null;
+    return match === null ? [] : [{ level: Number(match[2]), slot: s[name] as T, edge: match[1] === "e" }];
   });
 }
 
@@ -452,12 +455,9 @@ export function bracketValues({ since, until }: ListQuery, late: LateRange): Rec
   return values;
 }
 
-/** The arms of a bracket's statement, from its values' names: each tile's side, level, slot and whether it is an edge. */
-export function bracketTiles(s: Slots): { side: "p" | "q"; level: number; slot: Slots[string]; edge: boolean }[] {
-  return Object.keys(s).flatMap((name) => {
-    const match = /^([pq])([be])(\d)_\d+$/.exec(name);
-    return match === null ? [] : [{ side: match[1] as "p" | "q", level: Number(match[3]), slot: s[name], edge: match[2] === "e" }];
-  });
+/** The arms of a bracket's statement, from its values' names (or its slots'): each tile's side, level, value or slot, and whether it is an edge. */
+export function bracketTiles<T>(s: Readonly<Record<string, T>>): { side: "p" | "q"; level: number; slot: T; edge: boolean }[] {
+  return (["p", "q"] as const).flatMap((side) => lateTiles(s, side).map((tile) => ({ side, ...tile })));
 }
 
 /** Whether a page after `key` (a createdAt) lies within a bracket: below its `below`, above its `above`. */
