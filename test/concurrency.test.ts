@@ -5,7 +5,7 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import { sortKey } from "../src/collections/sort-key.js";
-import { BRACKET_ARMS, tiles } from "../src/lists/window.js";
+import { BRACKET_ARMS, tiles, TOPS_ARMS } from "../src/lists/window.js";
 import { compareCodePoints } from "../src/lists/window-keys.js";
 import { withdrawal } from "./support/factories.js";
 import { get, newTenant, planOfCursor, sync, useServer, type TestServer, type TestTenant } from "./support/harness.js";
@@ -211,6 +211,44 @@ describe("paging while sync batches commit", () => {
         ([compiled]) => "sql" in compiled && /"late_event_at" is not null and "created_at" > /.test(compiled.sql),
       );
       expect(byCreated.length, "pages by the bracket").toBeGreaterThan(0);
+    } finally {
+      statements.mockRestore();
+    }
+  });
+
+  // A wide window's first page, once its tops are found, reads only the arms that can hold its
+  // rows, and is read again by the whole tiling when records of the window were stored since.
+  it("returns every record of a wide window committed before the read exactly once, its first page by its tops", async () => {
+    const srv = server();
+    const tenant = await newTenant(srv);
+    const now = Date.now();
+    const [windowStart, windowEnd] = [now - 30 * DAY, now - 10 * DAY];
+    expect(tiles(windowStart, windowEnd).length).toBeGreaterThanOrEqual(TOPS_ARMS);
+    // Late records dated before the window, through it, and in its last hours (buckets of
+    // TOPS_RANK records and more), stored in that order; while the walk runs, late ones in it and after it.
+    const late = (at: number) => withdrawal({ deliveredAt: new Date(at).toISOString() });
+    const seeded = [
+      ...Array.from({ length: 60 }, (_, i) => late(now - 60 * DAY - i * MINUTE)),
+      ...Array.from({ length: 60 }, (_, i) => late(windowStart + i * 5 * HOUR)),
+      ...Array.from({ length: 240 }, (_, i) => late(windowEnd - i * MINUTE)),
+    ];
+    for (let i = 0; i < seeded.length; i += 60) await sync(srv, tenant, "withdrawals", seeded.slice(i, i + 60));
+    const statements = vi.spyOn(srv.storage.db, "executeQuery");
+    const byTops = () => statements.mock.calls.some(([compiled]) => "sql" in compiled && compiled.sql.includes("since_tops"));
+    const window = `createdSince=${new Date(windowStart).toISOString()}&createdUntil=${new Date(windowEnd).toISOString()}`;
+    try {
+      await vi.waitFor(async () => {
+        statements.mockClear();
+        expect((await get(srv, `/v1/withdrawals?${window}&limit=7`, tenant.keys.read)).status).toBe(200);
+        expect(byTops()).toBe(true);
+      });
+      statements.mockClear();
+      // In it, at its start, where the tops leave buckets out; and after it.
+      const make = (i: number) => late(i % 2 === 0 ? windowStart + 2 * HOUR + i * MINUTE : now - 5 * DAY - i * MINUTE);
+      const { before, batches } = await walkWindowWhileWriting(srv, tenant, seeded, make, [windowStart, windowEnd]);
+      expect(before.length).toBeGreaterThan(300);
+      expect(batches, "writes ran during the read").toBeGreaterThan(2);
+      expect(byTops(), "the first page read by its tops").toBe(true);
     } finally {
       statements.mockRestore();
     }

@@ -21,11 +21,21 @@ import {
   newestQuery,
   newestStored,
   pageQuery,
+  topsQuery,
   windowKeysQuery,
   type WindowPlan,
 } from "../src/lists/list.repository.js";
 import { needsLateRange } from "../src/lists/list.service.js";
-import { assumedLateRange, bracketTiles, bracketValues, weekValues, WINDOW_FIRST_BOUND } from "../src/lists/window.js";
+import {
+  assumedLateRange,
+  bracketTiles,
+  bracketValues,
+  lateTiles,
+  weekValues,
+  windowValues,
+  WINDOW_FIRST_BOUND,
+  type Tops,
+} from "../src/lists/window.js";
 import { listOrder } from "../src/lists/list.shape.js";
 import { parseDatabaseUrl } from "../src/platform/config.js";
 import { hashKey } from "../src/platform/keys.js";
@@ -487,6 +497,38 @@ describe(`list query plans on ${EXPLAINERS[ENGINE].title}`, () => {
         expect(pageDetails.join(" | "), `${what}: the index range does not start at the cursor`).toMatch(explainer.fromCursor);
         lines.push(...planSection(`### ?${YEAR} (${what})`, { compiled: page, details: pageDetails }));
       }
+    }
+    // A wide window's tops (Tops): the statement that finds them, two probes a bucket and two of
+    // arm A's range, and a first page by them, which reads only the arms they keep.
+    {
+      const collection = COLLECTIONS.find((c) => c.name === "withdrawals")!;
+      const query = parseListQuery(collection, YEAR);
+      const late = { low: Date.UTC(2025, 0, 1), high: Date.UTC(2026, 10, 20) };
+      lines.push("## withdrawals: a wide window's tops, and a first page by them", "");
+      const compiled = topsQuery(storage.db, collection, keyHash, query, late)!;
+      const title = `withdrawals?${YEAR}, its tops`;
+      const details = await explainChecked(collection, compiled, title, true, 0);
+      const tiled = lateTiles(windowValues(query, true, late));
+      const probes = details.filter((line) => /withdrawals_late_b\d/.test(line)).length;
+      expect(probes, `${title}: two probes a bucket:\n${details.join("\n")}`).toBeGreaterThanOrEqual(2 * tiled.length);
+      lines.push(...planSection(`### ?${YEAR} (its tops, late rows from 2025-01-01 to 2026-11-20)`, { compiled, details }));
+      // Tops that keep arm A and the last two tiles.
+      const asOf = Date.UTC(2026, 10, 21);
+      const kept = (i: number) => i >= tiled.length - 2;
+      const tops: Tops = {
+        asOf,
+        onTime: { newest: asOf - 1, ranked: null },
+        tiles: Object.fromEntries(
+          tiled.map(({ name }, i) => [name, { newest: kept(i) ? asOf - 2 : asOf - 86_400_000, ranked: kept(i) ? asOf - 3 : null }]),
+        ),
+      };
+      const page = pageQuery(storage.db, collection, keyHash, query, undefined, 21, { late, tops });
+      const what = "a first page by its tops, which keep two buckets";
+      const pageDetails = await explainChecked(collection, page, `withdrawals?${YEAR}, ${what}`, false, 0);
+      const buckets = pageDetails.filter((line) => /withdrawals_late_b\d/.test(line)).length;
+      expect(buckets, `${what}: the buckets kept:\n${pageDetails.join("\n")}`).toBe(2);
+      expect(pageDetails.join(" | "), `${what}: no guard by createdAt`).toMatch(/withdrawals_late_created/);
+      lines.push(...planSection(`### ?${YEAR} (${what})`, { compiled: page, details: pageDetails }));
     }
     // The first and last event week of a tenant's rows, found in the background as a hint for
     // windows in name order (WindowPlan.probeFirst): a probe of one entry of the weeks' index each.

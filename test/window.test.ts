@@ -16,6 +16,7 @@ import { pageQuery } from "../src/lists/list.repository.js";
 import { foundEventSpan, needsLateRange, probedPlan, windowPlan } from "../src/lists/list.service.js";
 import {
   BRACKET_ARMS,
+  byTops,
   EDGE_LEVEL,
   KEYS_SHARE,
   NAME_INDEX_PAGES,
@@ -26,6 +27,8 @@ import {
   SPAN_SHARE,
   spanOfWeeks,
   tiles,
+  TOPS_ARMS,
+  TOPS_RANK,
   WINDOW_FIRST_BOUND,
   WINDOW_KEYS_BOUND,
 } from "../src/lists/window.js";
@@ -121,6 +124,7 @@ describe("time window at the edges of its slack", () => {
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
+const MINUTE = 60_000;
 /** The start of every bucket of `level` that begins at or after `ms`, counted from year 1. */
 const bucketStart = (level: number, ms: number) => {
   const length = BUCKET_LEVELS_MS[level]!;
@@ -414,6 +418,161 @@ describe("a wide window's later pages by its bracket", () => {
     } finally {
       statements.mockRestore();
     }
+  });
+});
+
+describe("a wide window's first page by its tops", () => {
+  it("reads only the arms that can hold its rows once its tops are found, and exactly the window whatever is stored since", async () => {
+    const tenant = await newTenant(server());
+    const since = Date.UTC(2025, 2, 3, 5, 17);
+    const until = since + 200 * DAY;
+    expect(tiles(since, until).length).toBeGreaterThanOrEqual(TOPS_ARMS);
+    const stored: Stored[] = [];
+    for (let day = 0; day <= 200; day += 2) {
+      const event = since + day * DAY + (day % 5) * HOUR;
+      stored.push({ id: `t-${day}`, event, createdAt: event + 60_000 });
+    }
+    // Imported a month after the window's end in the order of their events, 50 to a batch (so
+    // that batches share a createdAt across buckets): a record every 12 hours through the window
+    // and every 20 minutes in its last 8 days, enough for whole buckets of TOPS_RANK records, and
+    // records dated before and after it.
+    const importedAt = until + 30 * DAY;
+    const events = [
+      ...Array.from({ length: 40 }, (_, i) => since - 20 * DAY + i * HOUR),
+      ...Array.from({ length: 384 }, (_, i) => since + i * 12 * HOUR),
+      ...Array.from({ length: 576 }, (_, i) => until - 8 * DAY + i * 20 * MINUTE),
+      ...Array.from({ length: 30 }, (_, i) => until + 1 + i * HOUR),
+    ].sort((a, b) => a - b);
+    events.forEach((event, i) => stored.push({ id: `l-${i}`, event, createdAt: importedAt + Math.floor(i / 50) }));
+    await storeAsPlanned(tenant, stored);
+    const query = `createdSince=${iso(since)}&createdUntil=${iso(until)}`;
+    const windowOf = (all: Stored[]) =>
+      all
+        .filter((r) => r.event >= since && r.event <= until)
+        .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+        .map((r) => r.id);
+    const want = windowOf(stored);
+    const statements = vi.spyOn(server().storage.db, "executeQuery");
+    const pageStatements = () =>
+      statements.mock.calls.map(([compiled]) => ("sql" in compiled ? compiled.sql : "")).filter((text) => / union all /.test(text));
+    const firstPage = async (limit: number) => {
+      statements.mockClear();
+      const reply: Reply<{ data: { id: string }[] }> = await get(server(), `/v1/withdrawals?${query}&limit=${limit}`, tenant.keys.read);
+      expect(reply.status).toBe(200);
+      return reply.body.data.map((r) => r.id);
+    };
+    const arms = (text: string) => text.split(" union all ").length;
+    try {
+      // The first pages are read by the whole tiling, until the tops found in the background are kept.
+      expect(await firstPage(100)).toEqual(want.slice(0, 100));
+      const whole = pageStatements().at(-1)!;
+      await vi.waitFor(async () => {
+        expect(await firstPage(100)).toEqual(want.slice(0, 100));
+        expect(pageStatements().some((text) => text.includes("since_tops"))).toBe(true);
+      });
+      for (const limit of [1, 7, 100]) {
+        expect(await firstPage(limit), `limit ${limit}`).toEqual(want.slice(0, limit));
+        const [page, ...more] = pageStatements();
+        expect(more, "one statement").toEqual([]);
+        expect(page, "by the tops").toContain("since_tops");
+        expect(arms(page!), "fewer arms").toBeLessThan(arms(whole) - 4);
+      }
+      const walked = await readAll(server(), tenant.keys.read, `/v1/withdrawals?${query}`);
+      expect(walked.items.map((r: { id: string }) => r.id)).toEqual(want);
+
+      // Late records of other dates stored since the tops leave them good.
+      const later = (id: string, event: number, at: number): Stored => ({ id, event, createdAt: at });
+      const outside = Array.from({ length: 5 }, (_, i) => later(`o-${i}`, since - DAY - i * HOUR, importedAt + DAY));
+      await storeAsPlanned(tenant, outside);
+      expect(await firstPage(100)).toEqual(want.slice(0, 100));
+      expect(pageStatements().map((text) => text.includes("since_tops"))).toEqual([true]);
+
+      // One of the window stored since them: the page is read again by the whole tiling.
+      const inside = [later("n-0", since + 3 * DAY, importedAt + 2 * DAY)];
+      await storeAsPlanned(tenant, inside);
+      const now = windowOf([...stored, ...outside, ...inside]);
+      expect(now[0]).toBe("n-0");
+      expect(await firstPage(100)).toEqual(now.slice(0, 100));
+      expect(pageStatements().map((text) => text.includes("since_tops"))).toEqual([true, false]);
+
+      // Found again, and then TOPS_RANK late records of other dates stored since: read again too.
+      await vi.waitFor(async () => {
+        expect(await firstPage(100)).toEqual(now.slice(0, 100));
+        expect(pageStatements().map((text) => text.includes("since_tops"))).toEqual([true]);
+      });
+      // A window of the tenant's that holds no record: its tops keep no arm, so its tiling reads it.
+      const [emptySince, emptyUntil] = [since - 18 * DAY, since - 2 * DAY];
+      expect(tiles(emptySince, emptyUntil).length).toBeGreaterThanOrEqual(TOPS_ARMS);
+      const empty = `/v1/withdrawals?createdSince=${iso(emptySince)}&createdUntil=${iso(emptyUntil)}`;
+      statements.mockClear();
+      await vi.waitFor(async () => {
+        const reply: Reply<{ data: unknown[] }> = await get(server(), empty, tenant.keys.read);
+        expect([reply.status, reply.body.data]).toEqual([200, []]);
+        expect(statements.mock.calls.some(([compiled]) => "sql" in compiled && compiled.sql.includes(" as as_of"))).toBe(true);
+      });
+      const again: Reply<{ data: unknown[] }> = await get(server(), empty, tenant.keys.read);
+      expect([again.status, again.body.data]).toEqual([200, []]);
+
+      const many = Array.from({ length: TOPS_RANK }, (_, i) => later(`m-${i}`, until + DAY + i * MINUTE, importedAt + 3 * DAY));
+      await storeAsPlanned(tenant, many);
+      expect(await firstPage(100)).toEqual(now.slice(0, 100));
+      expect(pageStatements().map((text) => text.includes("since_tops"))).toEqual([true, false]);
+    } finally {
+      statements.mockRestore();
+    }
+  });
+});
+
+describe("the arms a first page's tops leave out", () => {
+  const top = (newest: number | null, ranked: number | null = null) => ({ newest, ranked });
+  const values = { since: 0, sinceLower: -SLACK_MS, until: 1000, untilUpper: 1000 + SLACK_MS, b3_0: 7, b2_1: 8, b1_2: 9, e1_3: 10 };
+
+  it("leaves out every arm whose newest lies below the highest TOPS_RANK-th newest of any, and those that held no row", () => {
+    const tops = {
+      asOf: 5000 + SLACK_MS,
+      onTime: top(2000, 1500),
+      tiles: { b3_0: top(1400), b2_1: top(3000, 2500), b1_2: top(2400), e1_3: top(null) },
+    };
+    expect(byTops(tops, () => values)).toEqual({
+      values: {
+        since: 0,
+        sinceLower: -SLACK_MS,
+        until: 1000,
+        untilUpper: 1000 + SLACK_MS,
+        b2_1: 8,
+        topsAsOf: 5000 + SLACK_MS,
+        onTimeLeftOut: 1,
+      },
+      leftOut: 2400,
+    });
+  });
+
+  it("keeps arm A while its range ends after the tops' moment, and leaves no arm out by tops of another tiling", () => {
+    const tops = { asOf: 1000, onTime: top(900), tiles: { b3_0: top(1400), b2_1: top(3000, 2500), b1_2: top(2400), e1_3: top(null) } };
+    expect(byTops(tops, () => values)?.values).toEqual({
+      since: 0,
+      sinceLower: -SLACK_MS,
+      until: 1000,
+      untilUpper: 1000 + SLACK_MS,
+      b2_1: 8,
+      topsAsOf: 1000,
+    });
+    expect(byTops({ ...tops, tiles: { b3_0: top(1400), b2_1: top(3000, 2500), b1_2: top(2400) } }, () => values)).toBeUndefined();
+  });
+
+  it("leaves none out when too few can be, or every arm would be", () => {
+    const tops = {
+      asOf: 5000 + SLACK_MS,
+      onTime: top(2600),
+      tiles: { b3_0: top(2600), b2_1: top(3000, 2500), b1_2: top(2600), e1_3: top(null) },
+    };
+    expect(byTops(tops, () => values)).toBeUndefined();
+    const empty = {
+      asOf: 5000 + SLACK_MS,
+      onTime: top(null),
+      tiles: { b3_0: top(null), b2_1: top(null), b1_2: top(null), e1_3: top(null) },
+    };
+    expect(byTops(empty, () => values)).toBeUndefined();
   });
 });
 

@@ -21,6 +21,7 @@ import {
   bracketTiles,
   bracketValues,
   bucketOf,
+  byTops,
   EDGE_LEVEL,
   inLateRowsOrder,
   lateArm,
@@ -31,6 +32,7 @@ import {
   NAME_PROBE_PAGES,
   onTimeArm,
   RECENT_SCAN,
+  TOPS_RANK,
   unorderedValues,
   WINDOW_FIRST_BOUND,
   WINDOW_KEYS_BOUND,
@@ -41,6 +43,7 @@ import {
   type ArmAUpperBound,
   type Bracket,
   type LateRange,
+  type Tops,
 } from "./window.js";
 
 /**
@@ -85,9 +88,11 @@ export function pageQuery(
         ? unorderedValues(query, now)
         : options.byCreated === true && order === "created"
           ? byCreatedValues(query, options.bracket)
-          : windowValues(query, collection.kind === "transaction" && order === "created", options.late));
+          : tiledValues(query, collection.kind === "transaction" && order === "created", options));
   const values = pageValues(keyHash, now, query, after, window);
-  if (options.assumed === true && options.late !== undefined && order === "created") Object.assign(values, assumedValues(options.late));
+  // A page by its tops checks the late rows stored since them instead (byTops).
+  if (options.assumed === true && options.late !== undefined && order === "created" && window.topsAsOf === undefined)
+    Object.assign(values, assumedValues(options.late));
   if (typeof byName === "object") {
     values.keysNewest = byName.newest;
     for (let i = 0; i < take; i += 1) values[`k${i}`] = byName.ids[i] ?? null;
@@ -102,6 +107,12 @@ export function pageQuery(
     if (plan === "recent") return recentPage(db, collection, slots, take);
     return buildPage(db, collection, order, slots, take, upper);
   });
+}
+
+/** A page's window values by its tiling, or by that tiling's tops (WindowPlan.tops) where they leave arms out. */
+function tiledValues(query: ListQuery, tiled: boolean, { late, tops }: WindowPlan): Record<string, number> {
+  const values = windowValues(query, tiled, late);
+  return (tiled && tops !== undefined && byTops(tops, () => values)?.values) || values;
 }
 
 /** A page's window values for its late rows read as one arm by createdAt, above its bracket's `above` (WindowPlan.byCreated). */
@@ -194,6 +205,13 @@ export interface WindowPlan {
    */
   byCreated?: boolean;
   /**
+   * A walk's first page in createdAt order whose tiling's tops a process has found (window.ts,
+   * Tops): it reads only the arms that can hold one of its rows. One whose last row does not lie
+   * above every arm it left out, or whose guard finds a late row of the window stored since the
+   * tops, or too many (no row), is read again by the whole tiling (list.service.ts).
+   */
+  tops?: Tops;
+  /**
    * The createdAt of the tenant's newest row when `late` was found (null: it had none). A first
    * page reads no row stored since: its tiling, narrowed to where late rows lay, could miss a
    * late row stored since and show a later one, whose cursor would then pass the first for good.
@@ -255,13 +273,15 @@ function buildPage(
   // Master data and relationship filters have an index of all their rows by createdAt;
   // a transaction list's rows are indexed by createdAt as two parts, on time and late.
   const single = collection.kind !== "transaction" || RELATIONS.some((r) => s[r] !== undefined);
-  const oneArm = single || (windowed && late.length === 0 && !lateByCreated);
+  // A page by its tops (WindowPlan.tops) may leave arm A out.
+  const onTime = s.onTimeLeftOut === undefined;
+  const oneArm = single || (windowed && (onTime ? 1 : 0) + (lateByCreated ? 1 : late.length) === 1);
   const tenant = oneArm ? oneArmTenant(db, s, collection) : armsTenant(db, s, collection);
   const base = (withCursor: boolean) => filtered(db, collection, order, s, withCursor, tenant.ref).select(LIST_COLUMNS);
   if (single) return page(base(true));
   const lateArms = lateByCreated ? [lateByCreatedArm(base(true), s)] : late.map((tile) => lateArm(base(true), s, tile));
   const arms = windowed
-    ? [onTimeArm(base(upper === "cursor"), s, upper), ...lateArms]
+    ? [...(onTime ? [onTimeArm(base(upper === "cursor"), s, upper)] : []), ...lateArms]
     : [base(true).where("late_event_at", "is", null), base(true).where("late_event_at", "is not", null)];
   return merged(db, arms, take, tenant.with, "created");
 }
@@ -921,6 +941,65 @@ export function bracketOf(row: BracketRow | undefined): Bracket {
   return { above: before.length === 0 ? null : Math.max(...before), below: after.length === 0 ? null : Math.min(...after) };
 }
 
+/**
+ * A tiling's tops' statement's row: `as_of`; arm A's newest (`n_on`) and TOPS_RANK-th newest
+ * (`r_on`), and the same for each tile (lateTiles order, `n<i>`, `r<i>`).
+ */
+export type TopsRow = Record<string, Probed>;
+
+const topsStatements = new QueryTemplates<TopsRow>();
+
+/**
+ * The statement that finds a window's tiling's tops (window.ts, Tops) by a late range (undefined:
+ * its own span), all as of one moment: the newest createdAt of the key's tenant's late rows, one
+ * probe of their index by createdAt, and for each tile the newest createdAt of its late rows and
+ * the TOPS_RANK-th newest, each a probe of its level's index (an edge checks the event date on
+ * its entries, as its arm does), and the same of arm A; none when a late row lies outside the late range, checked as a
+ * page that assumed it checks it (verifiedTenant). Undefined for a window read by no tiling.
+ */
+export function topsQuery(
+  db: Kysely<Schema>,
+  collection: Collection,
+  keyHash: string,
+  query: ListQuery,
+  late: LateRange | null | undefined,
+): CompiledQuery<TopsRow> | undefined {
+  const window = windowValues(query, true, late);
+  if (lateTiles(window).length === 0) return undefined;
+  const values = { keyHash, now: Date.now(), ...window, ...(late !== undefined && late !== null && assumedValues(late)) };
+  return topsStatements.fill(db, `${collection.name}:tops:${Object.keys(values).join(":")}`, values, (s) => {
+    const table = collection.table as "withdrawals";
+    const tenant = armsTenant(db, s, collection);
+    const lateRows = () => db.selectFrom(table).select("created_at").where("tenant_id", "=", tenant.ref);
+    const columns = lateTiles(s).flatMap(({ level, slot, edge }, i) => {
+      const bucket = bucketOf(level);
+      let arm = lateRows().where(bucket, "=", slot).where(bucket, "is not", null);
+      if (edge && s.since !== undefined) arm = arm.where("late_event_at", ">=", s.since);
+      if (edge && s.until !== undefined) arm = arm.where("late_event_at", "<=", s.until);
+      const newest = arm.orderBy("created_at", "desc").limit(sql.lit(1));
+      return [sql`(${newest}) as ${sql.ref(`n${i}`)}`, sql`(${newest.offset(sql.lit(TOPS_RANK - 1))}) as ${sql.ref(`r${i}`)}`];
+    });
+    const asOf = lateRows().where("late_event_at", "is not", null).orderBy("created_at", "desc").limit(sql.lit(1));
+    const onTime = onTimeArm(lateRows(), s, s.until === undefined ? "none" : "until")
+      .orderBy("created_at", "desc")
+      .limit(sql.lit(1));
+    const onTimeColumns = [sql`(${onTime}) as n_on`, sql`(${onTime.offset(sql.lit(TOPS_RANK - 1))}) as r_on`];
+    const statement = sql<TopsRow>`${tenant.with}select (${asOf}) as as_of, ${sql.join([...onTimeColumns, ...columns])}`;
+    return { compile: () => statement.compile(db) as CompiledQuery<TopsRow> };
+  });
+}
+
+/** The tops a statement of topsQuery found for the window's tiling by `late`; undefined when it found no late row (or the key is no good). */
+export function topsOf(row: TopsRow | undefined, query: ListQuery, late: LateRange | null | undefined): Tops | undefined {
+  const asOf = row?.as_of;
+  if (row === undefined || asOf === null || asOf === undefined) return undefined;
+  const at = (probed: Probed | undefined) => (probed === null || probed === undefined ? null : Number(probed));
+  const tiles = Object.fromEntries(
+    lateTiles(windowValues(query, true, late)).map(({ name }, i) => [name, { newest: at(row[`n${i}`]), ranked: at(row[`r${i}`]) }]),
+  );
+  return { asOf: Number(asOf), tiles, onTime: { newest: at(row.n_on), ranked: at(row.r_on) } };
+}
+
 export interface EventSpanRow {
   low: Probed;
   high: Probed;
@@ -988,7 +1067,8 @@ function oneArmTenant(db: Kysely<Schema>, s: Slots, collection?: Collection): Ar
  * `s.belowBucket`), the event date checked on its entries, in the page's own statement and
  * snapshot, so that the page holds no row or every row of its window. The same for a page by
  * week of a window open at its end (`s.pastWeek`, weekValues): none when the tenant has a row in
- * a later week, one probe of the weeks' index.
+ * a later week, one probe of the weeks' index. And for a page by its tops, none when too many
+ * late rows were stored since them.
  */
 function verifiedTenant(db: Kysely<Schema>, s: Slots, collection: Collection | undefined) {
   const tenant = tenantOfKey(db, s);
@@ -1003,7 +1083,27 @@ function verifiedTenant(db: Kysely<Schema>, s: Slots, collection: Collection | u
       .limit(sql.lit(1));
     return tenant.where(sql<SqlBool>`(${later}) is null`);
   }
-  if (s.beyond === undefined || collection === undefined) return tenant;
+  // A page by its tops (WindowPlan.tops), none when TOPS_RANK late rows or more were stored
+  // since them, or one dated in the window: one probe of the late rows' index by createdAt, from
+  // the tops' moment up, which counts each such row TOPS_RANK times.
+  let sinceTops = tenant;
+  if (s.topsAsOf !== undefined && collection !== undefined) {
+    const stored = db
+      .selectFrom(`${collection.table as "withdrawals"} as v`)
+      .select("v.late_event_at")
+      .where("v.tenant_id", "=", sql.ref<number>("api_keys.tenant_id"))
+      .where("v.late_event_at", "is not", null)
+      .where("v.created_at", ">", s.topsAsOf)
+      .orderBy("v.created_at")
+      .limit(sql.lit(TOPS_RANK));
+    const bounds = [
+      ...(s.since === undefined ? [] : [sql`late_event_at >= ${s.since}`]),
+      ...(s.until === undefined ? [] : [sql`late_event_at <= ${s.until}`]),
+    ];
+    const counted = sql`(select coalesce(sum(case when ${sql.join(bounds, sql` and `)} then ${sql.lit(TOPS_RANK)} else 1 end), 0) from (${stored}) as since_tops)`;
+    sinceTops = tenant.where(sql<SqlBool>`${counted} < ${sql.lit(TOPS_RANK)}`);
+  }
+  if (s.beyond === undefined || collection === undefined) return sinceTops;
   const bucket = bucketOf(EDGE_LEVEL);
   // A late row of the tenant's past the date, asked in its index's order: the one plan is a
   // probe of that index (`not exists` gave PostgreSQL an anti-join over every tenant's late
@@ -1018,7 +1118,7 @@ function verifiedTenant(db: Kysely<Schema>, s: Slots, collection: Collection | u
       .where("v.late_event_at", side, at)
       .orderBy(bucket, side === ">" ? "desc" : "asc")
       .limit(sql.lit(1));
-  const checked = tenant.where(sql<SqlBool>`(${outside(">", s.beyond, s.beyondBucket)}) is null`);
+  const checked = sinceTops.where(sql<SqlBool>`(${outside(">", s.beyond, s.beyondBucket)}) is null`);
   return s.below === undefined ? checked : checked.where(sql<SqlBool>`(${outside("<", s.below, s.belowBucket)}) is null`);
 }
 

@@ -23,6 +23,8 @@ import {
   pageQuery,
   sortedByName,
   tilesWindow,
+  topsOf,
+  topsQuery,
   weeksOf,
   windowKeysQuery,
   type WindowPlan,
@@ -32,6 +34,7 @@ import { idsAfter, windowKeys } from "./window-keys.js";
 import {
   assumedLateRange,
   BRACKET_ARMS,
+  byTops,
   lateProbes,
   NAME_FIRST_SHARE,
   needsLateRange as windowNeedsLateRange,
@@ -39,11 +42,16 @@ import {
   shareOfSpan,
   spanOfWeeks,
   tiledArms,
+  tilingKey,
+  TOPS_ARMS,
+  TOPS_FRESH_MS,
   WINDOW_KEYS_BOUND,
+  windowValues,
   withinBracket,
   type Bracket,
   type EventSpan,
   type LateRange,
+  type Tops,
 } from "./window.js";
 
 /** Whether the page reads late rows by bucket over a span it first narrows to the tenant's: only in createdAt order. */
@@ -294,7 +302,66 @@ async function findBracket(
   return statement === undefined ? undefined : bracketOf((await db.executeQuery(statement)).rows[0]);
 }
 
-/** Whether a page read within its bracket holds every row it should: `take` rows, the last above the bracket's `above`. */
+/**
+ * The tops of each key's window tilings (window.ts, Tops; by key hash, list and tiling), and
+ * when they were found: they hold for good, but a page by them reads the late rows stored since
+ * (its check), so they are found again once TOPS_FRESH_MS old.
+ */
+const topsSeen = new BoundedMap<string, { tops: Tops; foundAt: number }>(1000);
+const topsKey = (keyHash: string, collection: Collection, query: ListQuery, late: LateRange | null | undefined) =>
+  `${keyHash}:${collection.name}:${tilingKey(query, late)}`;
+
+/** Whether a walk's first page in createdAt order reads its late rows by a tiling of at least TOPS_ARMS arms. */
+function tilesFirstPage(collection: Collection, query: ListQuery, plan: WindowPlan, position: CursorPosition | undefined): boolean {
+  return (
+    position === undefined &&
+    listOrder(query) === "created" &&
+    tilesWindow(collection, query) &&
+    plan.recent !== true &&
+    tiledArms(query, plan.late) >= TOPS_ARMS
+  );
+}
+
+/**
+ * A first page's plan by its tiling's tops, when this process has them and they leave arms out,
+ * with the newest createdAt of the arms they leave out (which the page's last row must lie above).
+ */
+function byTopsSeen(
+  collection: Collection,
+  keyHash: string,
+  query: ListQuery,
+  plan: WindowPlan,
+): { plan: WindowPlan; leftOut: number | null } | undefined {
+  const seen = topsSeen.get(topsKey(keyHash, collection, query, plan.late));
+  const kept = seen === undefined ? undefined : byTops(seen.tops, () => windowValues(query, true, plan.late));
+  return kept === undefined || seen === undefined ? undefined : { plan: { ...plan, tops: seen.tops }, leftOut: kept.leftOut };
+}
+
+/** Finds a window tiling's tops in the background, when none are kept or they are TOPS_FRESH_MS old (or `stale`), once at a time. */
+function learnTops(
+  db: Kysely<Schema>,
+  collection: Collection,
+  keyHash: string,
+  query: ListQuery,
+  late: LateRange | null | undefined,
+  stale = false,
+): void {
+  const key = topsKey(keyHash, collection, query, late);
+  const seen = topsSeen.get(key);
+  if (!stale && seen !== undefined && Date.now() - seen.foundAt < TOPS_FRESH_MS) return;
+  inBackground(`tops:${key}`, async () => {
+    const statement = topsQuery(db, collection, keyHash, query, late);
+    const tops = statement === undefined ? undefined : topsOf((await db.executeQuery(statement)).rows[0], query, late);
+    if (tops === undefined) topsSeen.delete(key);
+    else topsSeen.set(key, { tops, foundAt: Date.now() });
+  });
+}
+
+/**
+ * Whether a page read with arms left out holds every row it should: `take` rows, the last above
+ * `above` (null: any), the newest createdAt that an arm left out can hold (its bracket's `above`,
+ * or the newest of the buckets that its tops left out).
+ */
 function wholeAbove(rows: readonly ListRow[], take: number, above: number | null): boolean {
   return above === null || (rows.length === take && Number(rows[take - 1]?.created_at) > above);
 }
@@ -372,7 +439,19 @@ export async function listPage(
     const bracket = carried.bracket ?? (assumed ? undefined : await findBracket(db, collection, reader.keyHash, query, plan));
     if (bracket !== undefined) plan = { ...plan, bracket, byCreated: !assumed && withinBracket(bracket, Number(position.key)) };
   }
+  // A walk's first page of a wide window reads by its tiling's tops where this process has them;
+  // one that lacks a row so is read by the whole tiling.
+  const tiledFirst = tilesFirstPage(collection, query, plan, position);
+  const topped = tiledFirst ? byTopsSeen(collection, reader.keyHash, query, plan) : undefined;
+  if (topped !== undefined) plan = topped.plan;
   let { rows } = await readPage();
+  let staleTops = false;
+  if (topped !== undefined && (rows.length === 0 || !wholeAbove(rows, query.limit + 1, topped.leftOut))) {
+    const byTopsRows = rows;
+    plan = { ...plan, tops: undefined };
+    ({ rows } = await readPage());
+    staleTops = rows.length !== byTopsRows.length || rows.some((row, i) => row.id !== byTopsRows[i]?.id);
+  }
   if (plan.byCreated === true && !wholeAbove(rows, query.limit + 1, plan.bracket?.above ?? null)) {
     plan = { ...plan, byCreated: false };
     ({ rows } = await readPage());
@@ -414,6 +493,8 @@ export async function listPage(
   const tenantId = rows[0]?.tenant_id ?? (await reader.tenantOfKey());
   if (opened !== undefined) checkCursorTenant(opened, tenantId);
   if (order === "created" && tilesWindow(collection, query)) learnLateRange(db, collection, reader.keyHash);
+  if (tiledFirst && tilesFirstPage(collection, query, plan, position))
+    learnTops(db, collection, reader.keyHash, query, plan.late, staleTops);
   if (order === "name" && (picked !== undefined || plan.probeFirst === true)) learnEventSpan(db, collection, reader.keyHash);
   const paged: PagedList<ListRow> = {
     list: collection.name,

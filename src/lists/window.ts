@@ -33,6 +33,7 @@ import { BoundedMap } from "../platform/bounded-map.js";
 import type { CursorPosition } from "../platform/cursor.js";
 import type { Slots } from "../storage/query-template.js";
 import type { Schema } from "../storage/schema.js";
+import { MAX_LIMIT } from "../platform/query-string.js";
 import type { ListQuery } from "./list.query.js";
 
 /** A query of one record table, whatever it selects: the window's arms only add conditions to it. */
@@ -228,9 +229,14 @@ const lateArms = (values: Readonly<Record<string, number>>) =>
  */
 const tilings = new BoundedMap<string, Readonly<Record<string, number>>>(1000);
 
+/** What names a window's tiling by a late range (undefined: its own span), for what is kept of it. */
+export function tilingKey({ since, until }: Pick<ListQuery, "since" | "until">, late: LateRange | null | undefined): string {
+  return `${since}|${until}|${late === undefined ? "" : late === null ? "none" : `${late.low},${late.high}`}`;
+}
+
 /** A bucket per late arm of the window, named as windowValues names it. */
 function lateValues({ since, until }: ListQuery, late: LateRange | null | undefined): Readonly<Record<string, number>> {
-  const key = `${since}|${until}|${late === undefined ? "" : late === null ? "none" : `${late.low},${late.high}`}`;
+  const key = tilingKey({ since, until }, late);
   let values = tilings.get(key);
   if (values === undefined) {
     const named: Record<string, number> = {};
@@ -248,10 +254,10 @@ function lateValues({ since, until }: ListQuery, late: LateRange | null | undefi
  * The window's late arms, from its values' names (or its slots'): each tile's level, its
  * bucket's value or slot and whether it is an edge; those named after `prefix` (a bracket's side).
  */
-export function lateTiles<T>(s: Readonly<Record<string, T>>, prefix = ""): { level: number; slot: T; edge: boolean }[] {
+export function lateTiles<T>(s: Readonly<Record<string, T>>, prefix = ""): { name: string; level: number; slot: T; edge: boolean }[] {
   return Object.keys(s).flatMap((name) => {
     const match = name.startsWith(prefix) ? /^([be])(\d)_\d+$/.exec(name.slice(prefix.length)) : null;
-    return match === null ? [] : [{ level: Number(match[2]), slot: s[name] as T, edge: match[1] === "e" }];
+    return match === null ? [] : [{ name, level: Number(match[2]), slot: s[name] as T, edge: match[1] === "e" }];
   });
 }
 
@@ -463,6 +469,82 @@ export function bracketTiles<T>(s: Readonly<Record<string, T>>): { side: "p" | "
 /** Whether a page after `key` (a createdAt) lies within a bracket: below its `below`, above its `above`. */
 export function withinBracket({ above, below }: Bracket, key: number): boolean {
   return (below === null || key < below) && (above === null || key > above);
+}
+
+/**
+ * A wide window's first page reads only the arms that can hold one of its rows, by what a
+ * process last found of them (its tops): as of the newest createdAt of the tenant's late rows
+ * then (`asOf`), each tile's newest createdAt and its TOPS_RANK-th newest (null: fewer), and
+ * arm A's. Some arm's TOPS_RANK rows all lie at or above that arm's `ranked`, so a page of up to
+ * TOPS_RANK rows reaches no lower than the highest `ranked` of any, and an arm whose newest lies
+ * below that holds none of the page's rows (nor does one that held none). A row is never stored
+ * below a createdAt already seen (createdAt rises in commit order) and a transaction's row never
+ * changes, so that holds for every row stored by `asOf`. The statement that finds the tops
+ * checks, as of `asOf`, that no late row lies outside the tiling's late range (as a page that
+ * assumed it does: assumedValues), and a page by them that no late row stored since is dated
+ * in the window, and that fewer than TOPS_RANK were stored since, which bounds what that reads
+ * (verifiedTenant): no arm left out can then hold a row stored since, but arm A when its range
+ * ends after `asOf`, which is never left out. The page also checks that its last row lies above
+ * every arm it left out (list.service.ts). One that fails either is read again by the whole
+ * tiling.
+ */
+export interface Tops {
+  asOf: number;
+  /** By a tile's value name (windowValues). */
+  tiles: Readonly<Record<string, Top>>;
+  /** Arm A's, whose rows all lie at or below `untilUpper`: left out only when that is no later than `asOf`. */
+  onTime: Top;
+}
+
+/** An arm's newest createdAt, and its TOPS_RANK-th newest (each null when it holds fewer rows). */
+export interface Top {
+  newest: number | null;
+  ranked: number | null;
+}
+
+/** The rank of a bucket's createdAt that tops keep: one more than the largest page, as a page reads one more row than it shows. */
+export const TOPS_RANK = MAX_LIMIT + 1;
+/** The fewest arms of a tiling whose first page reads by its tops: fewer save too little for its guard. */
+export const TOPS_ARMS = 8;
+/** How long a process keeps a tiling's tops before it finds them again, so that the late rows its guard reads stay few. */
+export const TOPS_FRESH_MS = 60_000;
+
+/** What byTops made of each tops: a page asks for the same on every request. */
+const byTopsMade = new WeakMap<Tops, ReturnType<typeof byTops>>();
+
+/**
+ * The window values of a first page that reads by the tops, from its tiling's (`tiling`, the
+ * windowValues of the tiling the tops were found for, asked for once a tops): the tiles that can hold one of its rows (`onTimeLeftOut` when arm A cannot:
+ * its range ends by `asOf`, and its newest lies below them), and `topsAsOf`; with `leftOut`, the
+ * newest createdAt of the arms left out (null: none held a row), which the page's last row must
+ * lie above. Undefined when the tops leave out too few arms to pay for the guard they add, or
+ * every arm (a window that held no row, which its tiling reads at no more cost).
+ */
+export function byTops(
+  tops: Tops,
+  tiling: () => Readonly<Record<string, number>>,
+): { values: Record<string, number>; leftOut: number | null } | undefined {
+  if (byTopsMade.has(tops)) return byTopsMade.get(tops);
+  const values = tiling();
+  const tiled = lateTiles(values).map(({ name }) => ({ name, top: tops.tiles[name] }));
+  // Arm A's rows are all stored by `untilUpper`: none comes after `asOf` once that is past.
+  const onTimeDone = values.untilUpper !== undefined && values.untilUpper <= tops.asOf;
+  const floor = Math.max(tops.onTime.ranked ?? -Infinity, ...tiled.map(({ top }) => top?.ranked ?? -Infinity));
+  const holds = (top: Top | undefined) => top !== undefined && top.newest !== null && top.newest >= floor;
+  const left = [...tiled.filter(({ top }) => !holds(top)), ...(onTimeDone && !holds(tops.onTime) ? [{ name: "", top: tops.onTime }] : [])];
+  let made: ReturnType<typeof byTops>;
+  // The page adds a guard: it must leave out more, and keep an arm. Tops of another tiling leave none.
+  const keeps = tiled.length + 1 > left.length;
+  if (left.length > 1 && keeps && tiled.every(({ top }) => top !== undefined)) {
+    const kept: Record<string, number> = { ...values, topsAsOf: tops.asOf };
+    for (const { name } of left)
+      if (name === "") kept.onTimeLeftOut = 1;
+      else delete kept[name];
+    const newest = left.flatMap(({ top }) => (top?.newest === null || top?.newest === undefined ? [] : [top.newest]));
+    made = { values: kept, leftOut: newest.length === 0 ? null : Math.max(...newest) };
+  }
+  byTopsMade.set(tops, made);
+  return made;
 }
 
 /**
