@@ -122,9 +122,9 @@ export interface LateRange {
  * the largest that fits where it starts, within `outer` (a range around them that holds no
  * late row outside the window, so that a bucket may reach into it unchecked), and at either
  * end a bucket of the edge level that lies only partly inside `outer`, which checks the event
- * date.
+ * date. It stops once past `most` tiles: a caller that takes no more learns that there are more.
  */
-export function tiles(low: number, high: number, outer: [number, number] = [low, high]): Tile[] {
+export function tiles(low: number, high: number, outer: [number, number] = [low, high], most = Infinity): Tile[] {
   if (high < low) return [];
   const [outerLow, outerHigh] = outer;
   const startOf = (level: number, bucket: number) => bucket * (BUCKET_LEVELS_MS[level] ?? EDGE_MS) - BUCKET_ORIGIN_MS;
@@ -146,7 +146,7 @@ export function tiles(low: number, high: number, outer: [number, number] = [low,
   }
   // A bucket may start before `unit` only where no tile lies before it, and end after `end` only where none lies after.
   const ceiling = end === last ? Infinity : end;
-  while (unit <= end) {
+  while (unit <= end && out.length <= most) {
     let level = TOP;
     for (; level > EDGE_LEVEL; level -= 1) {
       const size = 8 ** (level - EDGE_LEVEL);
@@ -241,7 +241,7 @@ function lateValues({ since, until }: ListQuery, late: LateRange | null | undefi
   if (values === undefined) {
     const named: Record<string, number> = {};
     const span = lateSpan({ since, until }, late);
-    const tiling = span === undefined ? [] : tiles(...span);
+    const tiling = span === undefined ? [] : tiles(...span, MAX_LATE_ARMS);
     if (tiling.length > MAX_LATE_ARMS) named.lateByCreatedAt = 1;
     else tiling.forEach((tile, i) => (named[`${tile.edge ? "e" : "b"}${tile.level}_${i}`] = tile.bucket));
     values = Object.freeze(named);
@@ -453,8 +453,8 @@ export function bracketValues({ since, until }: ListQuery, late: LateRange): Rec
   const values: Record<string, number> = {};
   const name = (side: string) => (tile: Tile, i: number) => (values[`${side}${tile.edge ? "e" : "b"}${tile.level}_${i}`] = tile.bucket);
   // Beyond the late rows' range no late row lies, so the buckets may reach past it unchecked.
-  if (since !== undefined && late.low < since) tiles(late.low, since - 1, [-Infinity, since - 1]).forEach(name("p"));
-  if (until !== undefined && late.high > until) tiles(until + 1, late.high, [until + 1, Infinity]).forEach(name("q"));
+  if (since !== undefined && late.low < since) tiles(late.low, since - 1, [-Infinity, since - 1], MAX_LATE_ARMS).forEach(name("p"));
+  if (until !== undefined && late.high > until) tiles(until + 1, late.high, [until + 1, Infinity], MAX_LATE_ARMS).forEach(name("q"));
   if (Object.keys(values).length > MAX_LATE_ARMS) return undefined;
   if (since !== undefined) values.since = since;
   if (until !== undefined) values.until = until;

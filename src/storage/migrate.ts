@@ -18,6 +18,7 @@ import { postgresWindowRowsKeepNameMigration } from "./migrations/0014-postgres-
 import { windowWeeksByNameMigration } from "./migrations/0015-window-weeks-by-name.js";
 import { windowBucketsAsIntegersMigration } from "./migrations/0016-window-buckets-as-integers.js";
 import { postgresWindowRowsTextsTogetherMigration } from "./migrations/0017-postgres-window-rows-texts-together.js";
+import { dropLate171DaysMigration } from "./migrations/0018-drop-late-171-days.js";
 
 function provider(storage: Storage): MigrationProvider {
   return {
@@ -40,6 +41,7 @@ function provider(storage: Storage): MigrationProvider {
         "0015-window-weeks-by-name": windowWeeksByNameMigration(),
         "0016-window-buckets-as-integers": windowBucketsAsIntegersMigration(),
         "0017-postgres-window-rows-texts-together": postgresWindowRowsTextsTogetherMigration(storage.engine),
+        "0018-drop-late-171-days": dropLate171DaysMigration(),
       };
     },
   };
