@@ -954,8 +954,9 @@ const topsStatements = new QueryTemplates<TopsRow>();
  * its own span), all as of one moment: the newest createdAt of the key's tenant's late rows, one
  * probe of their index by createdAt, and for each tile the newest createdAt of its late rows and
  * the TOPS_RANK-th newest, each a probe of its level's index (an edge checks the event date on
- * its entries, as its arm does), and the same of arm A; none when a late row lies outside the late range, checked as a
- * page that assumed it checks it (verifiedTenant). Undefined for a window read by no tiling.
+ * its entries, as its arm does), and the same of arm A. None when a late row lies outside the
+ * late range, checked as a page that assumed it checks it (verifiedTenant). Undefined for a
+ * window read by no tiling.
  */
 export function topsQuery(
   db: Kysely<Schema>,

@@ -22,6 +22,7 @@
  * Late rows whose event dates span decades would take more arms than MAX_LATE_ARMS: they are
  * read as one arm in createdAt order instead, the event date checked on each row. So are a wide
  * window's late rows on a later page that lies between the late rows of other dates (Bracket).
+ * A wide window's first page reads only the arms that can hold one of its rows (Tops).
  * The arms are disjoint and hold only rows of the window, but for what the two edges turn away
  * on their index entries, whatever its width and however late its rows were stored, so a page
  * reads about `take` rows plus one seek per arm (and, once in a walk for each edge, up to its
@@ -513,12 +514,13 @@ export const TOPS_FRESH_MS = 60_000;
 const byTopsMade = new WeakMap<Tops, ReturnType<typeof byTops>>();
 
 /**
- * The window values of a first page that reads by the tops, from its tiling's (`tiling`, the
- * windowValues of the tiling the tops were found for, asked for once a tops): the tiles that can hold one of its rows (`onTimeLeftOut` when arm A cannot:
- * its range ends by `asOf`, and its newest lies below them), and `topsAsOf`; with `leftOut`, the
- * newest createdAt of the arms left out (null: none held a row), which the page's last row must
- * lie above. Undefined when the tops leave out too few arms to pay for the guard they add, or
- * every arm (a window that held no row, which its tiling reads at no more cost).
+ * The window values of a first page that reads by the tops, from its tiling's (`tiling`: the
+ * windowValues of the tiling the tops were found for, asked for once a tops): the tiles that
+ * can hold one of its rows (`onTimeLeftOut` when arm A cannot: its range ends by `asOf`, and its
+ * newest lies below them), and `topsAsOf`; with `leftOut`, the newest createdAt of the arms left
+ * out (null: none held a row), which the page's last row must lie above. Undefined when the tops
+ * leave out too few arms to pay for the guard they add, or every arm (a window that held no row,
+ * which its tiling reads at no more cost).
  */
 export function byTops(
   tops: Tops,
