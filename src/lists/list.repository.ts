@@ -972,12 +972,9 @@ export function topsQuery(
     const table = collection.table as "withdrawals";
     const tenant = armsTenant(db, s, collection);
     const lateRows = () => db.selectFrom(table).select("created_at").where("tenant_id", "=", tenant.ref);
-    const columns = lateTiles(s).flatMap(({ level, slot, edge }, i) => {
-      const bucket = bucketOf(level);
-      let arm = lateRows().where(bucket, "=", slot).where(bucket, "is not", null);
-      if (edge && s.since !== undefined) arm = arm.where("late_event_at", ">=", s.since);
-      if (edge && s.until !== undefined) arm = arm.where("late_event_at", "<=", s.until);
-      const newest = arm.orderBy("created_at", "desc").limit(sql.lit(1));
+    // Each tile's probe reads what its arm of a page reads (lateArm).
+    const columns = lateTiles(s).flatMap((tile, i) => {
+      const newest = lateArm(lateRows(), s, tile).orderBy("created_at", "desc").limit(sql.lit(1));
       return [sql`(${newest}) as ${sql.ref(`n${i}`)}`, sql`(${newest.offset(sql.lit(TOPS_RANK - 1))}) as ${sql.ref(`r${i}`)}`];
     });
     const asOf = lateRows().where("late_event_at", "is not", null).orderBy("created_at", "desc").limit(sql.lit(1));
