@@ -13,7 +13,7 @@ import { withdrawals } from "../src/collections/registry.js";
 import { sortKey } from "../src/collections/sort-key.js";
 import { parseListQuery } from "../src/lists/list.query.js";
 import { pageQuery } from "../src/lists/list.repository.js";
-import { foundEventSpan, needsLateRange, probedPlan, windowPlan } from "../src/lists/list.service.js";
+import { EVENT_SPAN_FRESH_MS, foundEventSpan, needsLateRange, probedPlan, windowPlan } from "../src/lists/list.service.js";
 import {
   BRACKET_ARMS,
   byTops,
@@ -1115,12 +1115,13 @@ describe("a window in name order that holds a large share of its tenant's rows",
       }
     };
     await expectWalks(stored);
-    // The name index's first entries show the wide window a share, so its walk keeps that plan.
+    // The name index's first entries show the wide window a share, so its walk keeps that plan,
+    // and for a while its first pages read by the name index without the probe.
     expect(await firstPagePlan(tenant, windowOf(wide))).toBe("name-index");
+    expect(await planFor(wide)).toEqual({ byName: "name-index" });
     // Rows stored since, five years back, whose names come first in the prefix: the name index's
     // first entries (more than a page of 50 probes) now show the window none, though the span
-    // seen still says it holds most. Its first page by the name index holds no row, and is read
-    // by the plan that picks: the window's own rows.
+    // seen still says it holds most.
     const early = Array.from({ length: 1100 }, (_, i) => ({
       id: `le-${String(i).padStart(4, "0")}`,
       name: "Ma Aaron",
@@ -1128,11 +1129,21 @@ describe("a window in name order that holds a large share of its tenant's rows",
     }));
     await storeNamed(tenant, early);
     server().clock.now = undefined;
-    expect(await planFor(wide)).toEqual({ probeFirst: true });
+    // Read without the probe, a first page still holds the window's rows, past the new ones.
     await expectWalks([...stored, ...early]);
-    expect(await firstPagePlan(tenant, windowOf(wide))).toBe("window-first");
-    // A walk whose probe turned its page away picks for a while, rather than pay both statements.
-    expect(await planFor(wide)).toEqual({});
+    expect(await firstPagePlan(tenant, windowOf(wide))).toBe("name-index");
+    // Once the probe that agreed is EVENT_SPAN_FRESH_MS old, the first page probes again: by the
+    // name index it holds no row, and is read by the plan that picks: the window's own rows.
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + EVENT_SPAN_FRESH_MS });
+    try {
+      expect(await planFor(wide)).toEqual({ probeFirst: true });
+      expect(await firstPagePlan(tenant, windowOf(wide))).toBe("window-first");
+      // A walk whose probe turned its page away picks for a while, rather than pay both statements.
+      expect(await planFor(wide)).toEqual({});
+      await expectWalks([...stored, ...early]);
+    } finally {
+      vi.useRealTimers();
+    }
   }, 120_000);
 });
 

@@ -122,8 +122,9 @@ function cursorOfLate(late: LateRange | null): string {
  * walk takes, which its first page finds out in its own statement (choosingPage); a later page
  * by the window's keys asks keysPlan instead. No plan in name order needs the range, as none
  * reads in createdAt order. A page with no plan of its walk's (its first) whose window likely
- * holds a large share of its tenant's rows (likelyLargeShare) is read by the name index if its
- * probe agrees (WindowPlan.probeFirst), which skips the counts; not one read by week (`byWeek`).
+ * holds a large share of its tenant's rows (nameIndexFirst) is read by the name index if its
+ * probe agrees (WindowPlan.probeFirst), which skips the counts, or without the probe where its
+ * walk's probe agreed in the last EVENT_SPAN_FRESH_MS (probesSeen); not one read by week (`byWeek`).
  * What a first page found, its cursors carry (`chosen`), so that every page of a walk reads by
  * one plan.
  */
@@ -138,7 +139,7 @@ export async function windowPlan(
   if (!tilesWindow(collection, query)) return {};
   if (listOrder(query) !== "created") {
     if (chosen === NAME_INDEX) return { byName: NAME_INDEX };
-    return !byWeek && likelyLargeShare(keyHash, collection, query) ? { probeFirst: true } : {};
+    return byWeek ? {} : nameIndexFirst(keyHash, collection, query);
   }
   const carried = lateOfCursor(chosen);
   if (carried !== undefined) return { late: carried };
@@ -230,23 +231,29 @@ export async function foundEventSpan(db: Kysely<Schema>, collection: Collection,
 }
 
 /**
- * Whether a window in name order covers at least 1 / NAME_FIRST_SHARE of the event dates its
- * tenant's rows were last found to span (eventSpansSeen), and its walk's probe has not turned
- * a page away in the last EVENT_SPAN_FRESH_MS (probesTurnedAway).
+ * How a window in name order's first page is read when it covers at least 1 / NAME_FIRST_SHARE
+ * of the event dates its tenant's rows were last found to span (eventSpansSeen): by the name
+ * index, after its probe (`probeFirst`), or without it where its walk's probe agreed in the last
+ * EVENT_SPAN_FRESH_MS, as the walk's later pages are read; by the statement that picks where
+ * that probe turned a page away, and for a narrower window. The probe only spares a page that
+ * the name index would serve from too many entries: a page read without it holds the same rows.
  */
-function likelyLargeShare(keyHash: string, collection: Collection, query: ListQuery): boolean {
+function nameIndexFirst(keyHash: string, collection: Collection, query: ListQuery): WindowPlan {
   const span = eventSpansSeen.get(seenKey(keyHash, collection))?.span;
-  if (span === undefined || span === null || shareOfSpan(query, span) < 1 / NAME_FIRST_SHARE) return false;
-  const turnedAway = probesTurnedAway.get(walkOf(keyHash, collection, query));
-  return turnedAway === undefined || Date.now() - turnedAway >= EVENT_SPAN_FRESH_MS;
+  if (span === undefined || span === null || shareOfSpan(query, span) < 1 / NAME_FIRST_SHARE) return {};
+  const seen = probesSeen.get(walkOf(keyHash, collection, query));
+  if (seen === undefined || Date.now() - seen.at >= EVENT_SPAN_FRESH_MS) return { probeFirst: true };
+  return seen.agreed ? { byName: NAME_INDEX } : {};
 }
 
 /**
- * When each walk's (walkOf) page by the name index first was turned away by its probe: its rows
- * spread unevenly (the window's first names lie outside it), or its window holds none of the
- * name. Its pages pick (choosingPage) for EVENT_SPAN_FRESH_MS, rather than pay both statements.
+ * What each walk's (walkOf) last page by the name index first showed, and when: whether its
+ * probe agreed (the page held a row), or turned it away (its rows spread unevenly, the window's
+ * first names lying outside it, or its window holds none of the name). For EVENT_SPAN_FRESH_MS
+ * its first pages then read by the name index without the probe, or pick (choosingPage) rather
+ * than pay both statements.
  */
-const probesTurnedAway = new BoundedMap<string, number>(10_000);
+const probesSeen = new BoundedMap<string, { agreed: boolean; at: number }>(10_000);
 
 /** What a walk's window keys are kept by: the reader's key, the list, the window and the name. */
 const walkOf = (keyHash: string, collection: Collection, query: ListQuery) =>
@@ -471,8 +478,8 @@ export async function listPage(
   }
   // A page by the name index that its probe did not show the window a share for holds none (as
   // does one whose window holds none): it is read by the statement that picks.
+  if (plan.probeFirst === true) probesSeen.set(walkOf(reader.keyHash, collection, query), { agreed: rows.length > 0, at: Date.now() });
   if (rows.length === 0 && plan.probeFirst === true) {
-    probesTurnedAway.set(walkOf(reader.keyHash, collection, query), Date.now());
     plan = { ...plan, probeFirst: false };
     ({ rows } = await readPage());
   }
