@@ -19,6 +19,14 @@ export function announceDemo(demo: DemoResult, base: string, print: (line: strin
   print(`Try:\n  curl -s -H "Authorization: Bearer ${demo.key}" "${base}/v1/withdrawals?limit=3"\n`);
 }
 
+/**
+ * Where the start-up line says the API listens: a URL to reach it by, and, where HOST names
+ * every interface (`0.0.0.0`, `::`), that it listens on each of them, not only on that URL's.
+ */
+export function listeningOn(url: string, host: string): string {
+  return host === "0.0.0.0" || host === "::" ? `${url} and every other interface (HOST=${host})` : url;
+}
+
 export interface StartOptions extends RuntimeOptions {
   print?: (line: string) => void;
 }
@@ -28,7 +36,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const runtime = await createRuntime(config, options);
   const url = await runtime.listen();
   if (runtime.demo !== undefined) announceDemo(runtime.demo, url.replace("127.0.0.1", "localhost"), print);
-  print(`cribline listening on ${url} (API reference: ${url}/docs)`);
+  print(`cribline listening on ${listeningOn(url, config.host)} (API reference: ${url}/docs)`);
   return { app: runtime.app, storage: runtime.storage, url, close: () => runtime.close() };
 }
 

@@ -11,7 +11,7 @@ import { RateLimiterClusterMaster } from "rate-limiter-flexible";
 import { clusterGatherer, listenMetrics } from "./metrics/metrics.server.js";
 import { ConfigError, type Config } from "./platform/config.js";
 import { prepareDatabase } from "./runtime.js";
-import { announceDemo, serveForever } from "./server.js";
+import { announceDemo, listeningOn, serveForever } from "./server.js";
 import { ENGINES } from "./storage/engine.js";
 import type { Siblings } from "./webhooks/delivery/ingestion.js";
 
@@ -95,8 +95,11 @@ function runPrimary(count: number, config: Config): Promise<void> {
       listening.add(worker.id);
       if (announced || listening.size < count) return;
       announced = true;
+      // A URL to reach them by: every interface's address is not one.
       const host = address.address ?? config.host;
-      console.log(`cribline listening on http://${host}:${address.port} with ${count} workers (API reference: /docs)`);
+      const reach = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "[::1]" : host.includes(":") ? `[${host}]` : host;
+      const url = `http://${reach}:${address.port}`;
+      console.log(`cribline listening on ${listeningOn(url, config.host)} with ${count} workers (API reference: ${url}/docs)`);
     });
     cluster.on("exit", (worker: Worker, code, signal) => {
       listening.delete(worker.id);

@@ -614,6 +614,12 @@ describe("cribline serve", () => {
     }
   });
 
+  it("serve with HOST=0.0.0.0 says it listens on every interface, and prints a URL that answers", async () => {
+    const server = await workspace().serve({ HOST: "0.0.0.0" });
+    expect(server.stdout()).toContain(`listening on http://127.0.0.1:${server.port} and every other interface (HOST=0.0.0.0)`);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+
   it("openapi stops quietly, with status 0, when its reader closes the pipe early (`cribline openapi | head`)", async () => {
     const env = Object.fromEntries(Object.entries({ PATH: process.env.PATH, ...workspace().env }).filter(([, v]) => v !== undefined));
     const child = spawn(process.execPath, [BIN, "openapi"], { cwd: workspace().dir, env, stdio: ["ignore", "pipe", "pipe"] });
