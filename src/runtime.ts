@@ -138,8 +138,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         .catch((error: unknown) => Promise.reject(listenError(error, { host, port, hostSetting: "HOST", portSetting: "PORT" })));
       // The primary of `serve --workers` serves the metrics of all its workers (workers.ts).
       if (config.metrics !== undefined && !cluster.isWorker) {
-        const where = { ...config.metrics, hostSetting: "CRIBLINE_METRICS_HOST", portSetting: "CRIBLINE_METRICS_PORT" };
-        const listener = await listenMetrics(where.host, where.port).catch((error: unknown) => Promise.reject(listenError(error, where)));
+        const listener = await listenMetrics(config.metrics);
         metrics = listener;
         app.log.info({ url: listener.url }, "metrics listening");
       }

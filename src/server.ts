@@ -34,7 +34,11 @@ export interface StartOptions extends RuntimeOptions {
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const print = options.print ?? console.log;
   const runtime = await createRuntime(config, options);
-  const url = await runtime.listen();
+  // Listening may fail after the API listens (the metrics listener's address): close what started.
+  const url = await runtime.listen().catch(async (error: unknown) => {
+    await runtime.close();
+    throw error;
+  });
   if (runtime.demo !== undefined) announceDemo(runtime.demo, url.replace("127.0.0.1", "localhost"), print);
   print(`cribline listening on ${listeningOn(url, config.host)} (API reference: ${url}/docs)`);
   return { app: runtime.app, storage: runtime.storage, url, close: () => runtime.close() };

@@ -69,15 +69,17 @@ export async function serve(config: Config, requested: number | undefined): Prom
   if (workers === 1) return serveForever(config);
   // Without a shared store, the workers count requests against rate limits here, together.
   if (config.rateLimits.redisUrl === undefined) new RateLimiterClusterMaster();
-  // One scrape here gathers every worker's metrics.
-  if (config.metrics !== undefined) {
-    const listener = await listenMetrics(config.metrics.host, config.metrics.port, clusterGatherer());
-    console.log(`cribline metrics of all workers on ${listener.url}`);
+  // One scrape here gathers every worker's metrics, until the workers have stopped.
+  const metrics = config.metrics === undefined ? undefined : await listenMetrics(config.metrics, clusterGatherer());
+  if (metrics !== undefined) console.log(`cribline metrics of all workers on ${metrics.url}`);
+  try {
+    // The primary readies the database once; the workers then start on it as it is.
+    const demo = await prepareDatabase(config);
+    if (demo !== undefined) announceDemo(demo, `http://localhost:${config.port}`, console.log);
+    await runPrimary(workers, config);
+  } finally {
+    await metrics?.close();
   }
-  // The primary readies the database once; the workers then start on it as it is.
-  const demo = await prepareDatabase(config);
-  if (demo !== undefined) announceDemo(demo, `http://localhost:${config.port}`, console.log);
-  await runPrimary(workers, config);
 }
 
 function runPrimary(count: number, config: Config): Promise<void> {

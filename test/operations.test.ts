@@ -5,6 +5,8 @@
  * readable logs at a terminal and JSON elsewhere.
  */
 import { spawn } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -91,7 +93,13 @@ describe("metrics", () => {
       expect(scraped.get("cribline_webhook_deliveries_pending")).toBe(0);
       expect(scraped.get("cribline_webhook_oldest_pending_age_seconds")).toBe(0);
       expect(scraped.get("process_cpu_user_seconds_total")).toBeGreaterThan(0);
-      if (ENGINE === "postgres") expect(scraped.get('cribline_db_pool_connections{state="idle"}')).toBeGreaterThanOrEqual(0);
+      if (ENGINE === "postgres") {
+        // A scrape that reads the backlog afresh (a second after the last) does not count its own query as waiting.
+        await new Promise((resolve) => setTimeout(resolve, 1100));
+        const pool = samples(await (await fetch(metrics)).text());
+        expect(pool.get('cribline_db_pool_connections{state="idle"}')).toBeGreaterThanOrEqual(1);
+        expect(pool.get('cribline_db_pool_connections{state="waiting"}')).toBe(0);
+      }
       // Each listener answers only its own.
       expect((await fetch(`${serving.url}/metrics`)).status).toBe(404);
       const api = await fetch(metrics.replace("/metrics", "/v1/withdrawals"), { headers: { authorization: `Bearer ${key}` } });
@@ -118,6 +126,44 @@ describe("metrics", () => {
     expect(scraped.get("cribline_webhook_deliveries_pending")).toBe(2);
     expect(scraped.get("cribline_webhook_oldest_pending_age_seconds")).toBeGreaterThanOrEqual(1);
   }, 60_000);
+
+  // With --workers the primary listens for the metrics; without, the one process does, after the API.
+  const serveArgs = [
+    { how: "serve", args: [] as string[] },
+    ...(ENGINE === "postgres" ? [{ how: "serve --workers 2", args: ["--workers", "2"] }] : []),
+  ];
+  const within30s = (exit: Promise<unknown>) =>
+    Promise.race([exit, new Promise((resolve) => setTimeout(() => resolve("still running after 30 s"), 30_000))]);
+
+  it.each(serveArgs)(
+    "stop the start of $how, naming CRIBLINE_METRICS_PORT, when another process listens there",
+    async ({ args }) => {
+      const blocker = createServer();
+      await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+      try {
+        const port = (blocker.address() as AddressInfo).port;
+        const launched = await workspace().launch({ CRIBLINE_METRICS_PORT: String(port) }, args);
+        expect(await within30s(launched.exited)).toEqual({ code: 1, signal: null });
+        expect(launched.stderr()).toContain(`CRIBLINE_METRICS_PORT ${port} is in use on 127.0.0.1 (EADDRINUSE)`);
+      } finally {
+        await new Promise((resolve) => blocker.close(resolve));
+      }
+    },
+    60_000,
+  );
+
+  it.each(serveArgs)(
+    "close with $how on SIGTERM, the metrics listener too",
+    async ({ args }) => {
+      const metricsPort = await freePort();
+      const serving = await workspace().serve({ CRIBLINE_METRICS_PORT: String(metricsPort) }, args);
+      const metrics = `http://127.0.0.1:${metricsPort}/metrics`;
+      expect((await fetch(metrics)).status).toBe(200);
+      expect(await within30s(serving.stop("SIGTERM"))).toEqual({ code: 0, signal: null });
+      await expect(fetch(metrics)).rejects.toThrow();
+    },
+    60_000,
+  );
 
   it.each([
     [{ CRIBLINE_METRICS_PORT: "0" }, /CRIBLINE_METRICS_PORT must be a whole number from 1 to 65535/],

@@ -7,6 +7,7 @@
  */
 import { createServer, type Server } from "node:http";
 import client from "prom-client";
+import { listenError, type Config } from "../platform/config.js";
 import { METRICS_CONTENT_TYPE, metricsText } from "./metrics.js";
 
 export interface MetricsListener {
@@ -28,8 +29,14 @@ async function listen(server: Server, host: string, port: number): Promise<strin
   return `http://${host.includes(":") ? `[${host}]` : host}:${bound}/metrics`;
 }
 
-/** Serves `gather()` at /metrics on host:port. */
-export async function listenMetrics(host: string, port: number, gather: () => Promise<string> = metricsText): Promise<MetricsListener> {
+/**
+ * Serves `gather()` at /metrics on the configured host and port; an address or port it cannot
+ * listen on is a ConfigError naming CRIBLINE_METRICS_HOST or CRIBLINE_METRICS_PORT.
+ */
+export async function listenMetrics(
+  { host, port }: NonNullable<Config["metrics"]>,
+  gather: () => Promise<string> = metricsText,
+): Promise<MetricsListener> {
   const server = createServer((request, response) => {
     const path = (request.url ?? "").split("?")[0];
     if (path !== "/metrics") {
@@ -53,7 +60,8 @@ export async function listenMetrics(host: string, port: number, gather: () => Pr
       },
     );
   });
-  const url = await listen(server, host, port);
+  const where = { host, port, hostSetting: "CRIBLINE_METRICS_HOST", portSetting: "CRIBLINE_METRICS_PORT" };
+  const url = await listen(server, host, port).catch((error: unknown) => Promise.reject(listenError(error, where)));
   return { url, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 

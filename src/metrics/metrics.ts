@@ -121,6 +121,21 @@ function currentBacklog(): Promise<Backlog | undefined> {
   return backlogRead.read;
 }
 
+// Registered before the backlog's gauges: a scrape collects in this order, and the backlog's
+// query, once started, waits in the pool for a tick, which this gauge would count as waiting.
+new client.Gauge({
+  name: "cribline_db_pool_connections",
+  help: "PostgreSQL connections of this process's pool, by state (in_use, idle, waiting: requests waiting for one).",
+  labelNames: ["state"] as const,
+  collect() {
+    const pool = sources?.pool();
+    if (pool === undefined) return;
+    this.set({ state: "in_use" }, pool.inUse);
+    this.set({ state: "idle" }, pool.idle);
+    this.set({ state: "waiting" }, pool.waiting);
+  },
+});
+
 // Every process reads the same backlog from the database: the primary keeps the largest, not the sum.
 new client.Gauge({
   name: "cribline_webhook_deliveries_pending",
@@ -139,19 +154,6 @@ new client.Gauge({
   async collect() {
     const backlog = await currentBacklog();
     if (backlog !== undefined) this.set(backlog.oldestCreatedAt === null ? 0 : Math.max(0, (Date.now() - backlog.oldestCreatedAt) / 1000));
-  },
-});
-
-new client.Gauge({
-  name: "cribline_db_pool_connections",
-  help: "PostgreSQL connections of this process's pool, by state (in_use, idle, waiting: requests waiting for one).",
-  labelNames: ["state"] as const,
-  collect() {
-    const pool = sources?.pool();
-    if (pool === undefined) return;
-    this.set({ state: "in_use" }, pool.inUse);
-    this.set({ state: "idle" }, pool.idle);
-    this.set({ state: "waiting" }, pool.waiting);
   },
 });
 
