@@ -59,6 +59,24 @@ describe("OpenAPI document", () => {
     expect(doc.paths["/v1/sync/cost-centers"].post.operationId).toBe("syncCostCenters");
     expect(doc.info.version).toBe(JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version);
   });
+
+  it("declares the 429 of every operation, and the 503 of every one that reads the database (all but /healthz)", async () => {
+    const doc = (await get(server(), "/v1/openapi.json")).body;
+    type Answer = { content?: Record<string, { schema?: { $ref?: string } }>; headers?: Record<string, unknown> };
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, Answer> }>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const expected = path === "/healthz" ? ["429"] : ["429", "503"];
+        for (const status of expected) {
+          const answer = operation.responses[status];
+          expect(answer?.content?.["application/problem+json"]?.schema?.$ref, `${method} ${path} ${status}`).toBe(
+            "#/components/schemas/Problem",
+          );
+          expect(answer?.headers, `${method} ${path} ${status}`).toHaveProperty("Retry-After");
+        }
+        if (path === "/healthz") expect(operation.responses["503"]).toBeUndefined();
+      }
+    }
+  });
 });
 
 describe("the reference page in a browser", () => {

@@ -42,11 +42,15 @@ const RATE_LIMIT_HEADERS = {
 
 type Operation = { responses?: Record<string, { headers?: Record<string, unknown> }> };
 
-/** Adds the rate-limit fields to every answer of every operation, and its 429. */
-function withRateLimits(document: Record<string, unknown>): Record<string, unknown> {
+/**
+ * Adds the answers every operation may give: the rate-limit fields on each, its 429, and the 503
+ * of every operation that reads the database (all but /healthz) when the database does not
+ * answer in time (README: "Operating it").
+ */
+function withCommonAnswers(document: Record<string, unknown>): Record<string, unknown> {
   const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
   const paths = (document.paths ?? {}) as Record<string, Record<string, Operation>>;
-  for (const item of Object.values(paths)) {
+  for (const [path, item] of Object.entries(paths)) {
     for (const method of METHODS) {
       const operation = item[method];
       if (operation?.responses === undefined) continue;
@@ -55,6 +59,13 @@ function withRateLimits(document: Record<string, unknown>): Record<string, unkno
         headers: { "Retry-After": ref("Retry-After") },
         content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
       } as never;
+      if (path !== "/healthz")
+        operation.responses["503"] = {
+          description:
+            "Service unavailable (`service_unavailable`): the database is unreachable, busy beyond its limits or too slow; retry after `Retry-After`.",
+          headers: { "Retry-After": ref("Retry-After") },
+          content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
+        } as never;
       for (const response of Object.values(operation.responses)) {
         response.headers = { ...response.headers, "RateLimit-Policy": ref("RateLimit-Policy"), RateLimit: ref("RateLimit") };
       }
@@ -87,7 +98,7 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
         { name: "API keys", description: "The tenant's own API keys, for keys with the `admin` scope." },
       ],
     },
-    transformObject: (document) => withRateLimits((document as { openapiObject: Record<string, unknown> }).openapiObject) as never,
+    transformObject: (document) => withCommonAnswers((document as { openapiObject: Record<string, unknown> }).openapiObject) as never,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
   });
   await app.register(swaggerUi, {
