@@ -364,9 +364,10 @@ function pager(baseUrl, key, path) {
 const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
 
 /**
- * Walks `path` up to `pages` pages, each page right after the next page of a walk of
- * `reference`, so that both see the same moments of a noisy machine: ms per page of each,
- * the slowest page, pages, rows.
+ * Walks `path` up to `pages` pages, each page paired with the next page of a walk of
+ * `reference`, so that both see the same moments of a noisy machine, the two taking turns to
+ * go first: the second of two requests to different lists measured 2 to 4 % slower than it
+ * did first (bench/README.md). The ms per page of each, the slowest page, pages, rows.
  */
 async function pairedWalk(baseUrl, key, path, reference, pages) {
   const walk = pager(baseUrl, key, path);
@@ -374,9 +375,11 @@ async function pairedWalk(baseUrl, key, path, reference, pages) {
   const referenceTimes = [];
   while (walk.times.length < pages && !walk.ended) {
     if (other.ended) other = pager(baseUrl, key, reference);
+    const walkFirst = walk.times.length % 2 === 1;
+    if (walkFirst) await walk.next();
     await other.next();
     referenceTimes.push(other.times[other.times.length - 1]);
-    await walk.next();
+    if (!walkFirst) await walk.next();
   }
   return {
     perPage: mean(walk.times),
@@ -457,16 +460,19 @@ export async function runWindowMatrix(engine, { postgresUrl, startServer, log })
         }
         const plain = results.flatMap((walks, i) => (cells[i].against === "plain" ? walks : []));
         // A first page is one request, which a collection or a scheduler's hiccup can double:
-        // each list's is the median of many, each right after one of its reference's.
+        // each list's is the median of many, each paired with one of its reference's, the two
+        // taking turns to go first (pairedWalk).
         const plainFirst = [];
         const firsts = cells.map(() => []);
         const referenceFirsts = cells.map(() => []);
         for (let rep = 0; rep < windowSettings.firstPages; rep += 1) {
           for (let i = 0; i < cells.length; i += 1) {
+            const cellFirst = rep % 2 === 1;
+            if (cellFirst) firsts[i].push(await firstPage(server.url, key, cells[i].path));
             const reference = await firstPage(server.url, key, referencePath(cells[i]));
             referenceFirsts[i].push(reference);
             if (cells[i].against === "plain") plainFirst.push(reference);
-            firsts[i].push(await firstPage(server.url, key, cells[i].path));
+            if (!cellFirst) firsts[i].push(await firstPage(server.url, key, cells[i].path));
           }
         }
         const reference = median(plain.map((w) => w.reference));
@@ -495,7 +501,7 @@ export async function runWindowMatrix(engine, { postgresUrl, startServer, log })
             perPage,
             ratio: median(results[i].map((w) => w.perPage / w.reference)),
             first,
-            // Each request against the reference's right before it, as the walks' pages are: a
+            // Each request against the reference's paired with it, as the walks' pages are: a
             // moment of the machine's that slows both cancels out, where medians taken apart kept it.
             firstRatio: median(firsts[i].map((ms, k) => ms / referenceFirsts[i][k])),
             slowest,
