@@ -49,23 +49,25 @@ type Operation = { responses?: Record<string, { headers?: Record<string, unknown
  */
 function withCommonAnswers(document: Record<string, unknown>): Record<string, unknown> {
   const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
+  // A problem answer that says when to ask again.
+  const retryLater = (description: string) =>
+    ({
+      description,
+      headers: { "Retry-After": ref("Retry-After") },
+      content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
+    }) as never;
   const paths = (document.paths ?? {}) as Record<string, Record<string, Operation>>;
   for (const [path, item] of Object.entries(paths)) {
     for (const method of METHODS) {
       const operation = item[method];
       if (operation?.responses === undefined) continue;
-      operation.responses["429"] = {
-        description: "Too many requests: this key's (or, without a valid key, this address's) quota for the window is used up.",
-        headers: { "Retry-After": ref("Retry-After") },
-        content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
-      } as never;
+      operation.responses["429"] = retryLater(
+        "Too many requests: this key's (or, without a valid key, this address's) quota for the window is used up.",
+      );
       if (path !== "/healthz")
-        operation.responses["503"] = {
-          description:
-            "Service unavailable (`service_unavailable`): the database is unreachable, busy beyond its limits or too slow; retry after `Retry-After`.",
-          headers: { "Retry-After": ref("Retry-After") },
-          content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
-        } as never;
+        operation.responses["503"] = retryLater(
+          "Service unavailable (`service_unavailable`): the database is unreachable, busy beyond its limits or too slow; retry after `Retry-After`.",
+        );
       for (const response of Object.values(operation.responses)) {
         response.headers = { ...response.headers, "RateLimit-Policy": ref("RateLimit-Policy"), RateLimit: ref("RateLimit") };
       }
