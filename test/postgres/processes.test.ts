@@ -111,6 +111,14 @@ describe("first start of several processes on one new database", () => {
 });
 
 describe("cribline serve --workers", () => {
+  it("says with HOST=0.0.0.0 that it listens on every interface, beside a URL that answers", { timeout: SLOW }, async () => {
+    const server = await workspace().serve({ HOST: "0.0.0.0" }, ["--workers", "2"]);
+    expect(server.stdout()).toContain(
+      `listening on http://127.0.0.1:${server.port} and every other interface (HOST=0.0.0.0) with 2 workers`,
+    );
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+
   it("serves one port from N worker processes, replaces one that dies, and stops them all on SIGTERM", { timeout: SLOW }, async () => {
     const key = await tenantWithKey("acme");
     const server = await workspace().serve({}, ["--workers", "2"]);
