@@ -1,8 +1,8 @@
 /**
  * The window matrix (bench/README.md, "Time windows"): every width of the time window, alone
- * and with `name`, walked page by page at `limit=100` by one client over HTTP, against a walk
- * of the same tenant's list without the window (the plain list, or the name alone) in the same
- * run, for four ways that records reach
+ * and with `name`, walked page by page at `limit=100` by one client over HTTP, each page against
+ * the page of the same tenant's list without the window (the plain list, or the name alone) that
+ * starts where it does, in the same run, for four ways that records reach
  * cribline. Each engine gets a database of its own, built here for the run:
  *
  * - `imported`: every record loaded at once with `cribline import` (so every createdAt is the
@@ -17,7 +17,7 @@
  * values as sync, through dist/), each a tenant of its own, the imported one first.
  */
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import { createWriteStream, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -337,13 +337,12 @@ async function buildDatabase(engine, postgresUrl, log) {
 // The walks.
 
 /** A walk of `path`, one page at a time: the ms of each page, the rows, and whether it has ended. */
-function pager(baseUrl, key, path) {
+function pager(baseUrl, key, path, cursor = null) {
   const headers = { authorization: `Bearer ${key}` };
-  const state = { times: [], rows: 0, ended: false };
+  const state = { times: [], rows: 0, ended: false, cursor };
   const seen = new Set();
-  let cursor = null;
   state.next = async () => {
-    const url = `${baseUrl}${path}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`;
+    const url = `${baseUrl}${path}${state.cursor === null ? "" : `&cursor=${encodeURIComponent(state.cursor)}`}`;
     const started = performance.now();
     const response = await fetch(url, { headers });
     const text = await response.text();
@@ -355,8 +354,8 @@ function pager(baseUrl, key, path) {
       seen.add(item.id);
     }
     state.rows += body.data.length;
-    cursor = body.cursor;
-    state.ended = cursor === null;
+    state.cursor = body.cursor;
+    state.ended = body.cursor === null;
   };
   return state;
 }
@@ -364,17 +363,20 @@ function pager(baseUrl, key, path) {
 const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
 
 /**
- * Walks `path` up to `pages` pages, each page paired with the next page of a walk of
- * `reference`, so that both see the same moments of a noisy machine, the two taking turns to
- * go first: the second of two requests to different lists measured 2 to 4 % slower than it
- * did first (bench/README.md). The ms per page of each, the slowest page, pages, rows.
+ * Walks `path` up to `pages` pages, each page paired with a page of `reference`, so that both
+ * see the same moments of a noisy machine, the two taking turns to go first: the second of two
+ * requests to different lists measured 2 to 4 % slower than it did first (bench/README.md).
+ * The reference's page is the next of a walk of its own, or, given `placed` (the walk's cursor
+ * to the reference's), the one that starts where the walk's next page does. The ms per page
+ * of each, the slowest page, pages, rows.
  */
-async function pairedWalk(baseUrl, key, path, reference, pages) {
+async function pairedWalk(baseUrl, key, path, reference, pages, placed) {
   const walk = pager(baseUrl, key, path);
   let other = pager(baseUrl, key, reference);
   const referenceTimes = [];
   while (walk.times.length < pages && !walk.ended) {
-    if (other.ended) other = pager(baseUrl, key, reference);
+    if (placed !== undefined) other = pager(baseUrl, key, reference, placed(walk.cursor));
+    else if (other.ended) other = pager(baseUrl, key, reference);
     const walkFirst = walk.times.length % 2 === 1;
     if (walkFirst) await walk.next();
     await other.next();
@@ -387,6 +389,27 @@ async function pairedWalk(baseUrl, key, path, reference, pages) {
     slowest: Math.max(...walk.times),
     pages: walk.times.length,
     rows: walk.rows,
+  };
+}
+
+/**
+ * The cursor of a reference's page that starts where a window's walk's next page does:
+ * `template`, one of the reference's cursors, given the position that the walk's cursor holds
+ * and signed again with the server's secret (src/platform/cursor.ts: base64url JSON with the
+ * sort key `k` and the id `i`, then the first 16 bytes of its HMAC-SHA256). Both pages then read
+ * the same part of the table, which neither finds in the cache more often than the other: a
+ * walk of the reference's own reads the newest rows, which every cell's reference keeps in the
+ * cache, or in name order trails the window's walk through the rows it brought in (bench/README.md).
+ */
+function placedBy(cursorSecret, template) {
+  const payload = (cursor) => JSON.parse(Buffer.from(cursor.split(".")[0], "base64url").toString("utf8"));
+  const base = payload(template);
+  return (cursor) => {
+    if (cursor === null) return null;
+    const { k, i } = payload(cursor);
+    const body = Buffer.from(JSON.stringify({ ...base, k, i })).toString("base64url");
+    const mac = createHmac("sha256", cursorSecret).update(body).digest().subarray(0, 16);
+    return `${body}.${mac.toString("base64url")}`;
   };
 }
 
@@ -449,7 +472,18 @@ export async function runWindowMatrix(engine, { postgresUrl, startServer, log })
         await pairedWalk(server.url, key, plainPath, plainPath, windowSettings.pages);
         for (const cell of cells) await pairedWalk(server.url, key, cell.path, referencePath(cell), 3);
         const results = cells.map(() => []);
-        const walk = (i) => pairedWalk(server.url, key, cells[i].path, referencePath(cells[i]), windowSettings.pages);
+        const placed = {};
+        for (const [against, path] of [
+          ["plain", plainPath],
+          ["name", namePath],
+        ]) {
+          const template = pager(server.url, key, path);
+          await template.next();
+          placed[against] = placedBy(database.cursorSecret, template.cursor);
+        }
+        // The name alone is in another order than its reference's: it pairs with a walk of its own.
+        const placedFor = (cell) => (cell.path === namePath ? undefined : placed[cell.against]);
+        const walk = (i) => pairedWalk(server.url, key, cells[i].path, referencePath(cells[i]), windowSettings.pages, placedFor(cells[i]));
         for (let rep = 0; rep < windowSettings.reps; rep += 1) {
           for (let i = 0; i < cells.length; i += 1) results[i].push(await walk(i));
         }
