@@ -743,7 +743,7 @@ async function main() {
   for (const { engine, report } of matrices) {
     log("");
     log(
-      `Time windows, ${engine === "sqlite" ? "SQLite" : "PostgreSQL"}: ms per page of each walk (the median of ${windowSettings.reps}), against the same list without the window in the same run (the plain list, or the name alone); first page: the median ratio of ${windowSettings.firstPages} requests, each to one of that list's paired with it, the two taking turns to go first:`,
+      `Time windows, ${engine === "sqlite" ? "SQLite" : "PostgreSQL"}: ms per page of each walk (the median of ${windowSettings.reps}), against the same list without the window at the same place in the same run (the plain list, or the name alone), pairs with a page over 4 times the median left out; first page: the median ratio of ${windowSettings.firstPages} requests, each to one of that list's paired with it, the two taking turns to go first:`,
     );
     printTable(report.header, report.lines, 2);
     if (report.importLine !== undefined) log(report.importLine);

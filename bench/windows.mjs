@@ -361,6 +361,18 @@ function pager(baseUrl, key, path, cursor = null) {
 }
 
 const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+/**
+ * A pair whose page, either one, took more than this many times the walk's median page is left
+ * out of its ratio: a GC pause or a moment of the machine's (10 to 45 ms against about 2) lands
+ * on either list at random, and one more on a side moved a walk of 58 pages by up to 0.2.
+ */
+const HICCUP = 4;
 
 /**
  * Walks `path` up to `pages` pages, each page paired with a page of `reference`, so that both
@@ -368,7 +380,7 @@ const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
  * requests to different lists measured 2 to 4 % slower than it did first (bench/README.md).
  * The reference's page is the next of a walk of its own, or, given `placed` (the walk's cursor
  * to the reference's), the one that starts where the walk's next page does. The ms per page
- * of each, the slowest page, pages, rows.
+ * of each over the pairs kept (HICCUP), the pairs left out, the slowest page, pages, rows.
  */
 async function pairedWalk(baseUrl, key, path, reference, pages, placed) {
   const walk = pager(baseUrl, key, path);
@@ -383,9 +395,12 @@ async function pairedWalk(baseUrl, key, path, reference, pages, placed) {
     referenceTimes.push(other.times[other.times.length - 1]);
     if (!walkFirst) await walk.next();
   }
+  const bound = HICCUP * median([...walk.times, ...referenceTimes]);
+  const kept = walk.times.flatMap((ms, i) => (ms <= bound && referenceTimes[i] <= bound ? [i] : []));
   return {
-    perPage: mean(walk.times),
-    reference: mean(referenceTimes),
+    perPage: mean(kept.map((i) => walk.times[i])),
+    reference: mean(kept.map((i) => referenceTimes[i])),
+    leftOut: walk.times.length - kept.length,
     slowest: Math.max(...walk.times),
     pages: walk.times.length,
     rows: walk.rows,
@@ -419,12 +434,6 @@ async function firstPage(baseUrl, key, path) {
   await walk.next();
   return walk.times[0];
 }
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 
 /** The most common two-letter prefix of the employees' names in the records. */
 function namePrefix(end) {
@@ -539,6 +548,7 @@ export async function runWindowMatrix(engine, { postgresUrl, startServer, log })
             // moment of the machine's that slows both cancels out, where medians taken apart kept it.
             firstRatio: median(firsts[i].map((ms, k) => ms / referenceFirsts[i][k])),
             slowest,
+            leftOut: `${results[i].reduce((n, w) => n + w.leftOut, 0)} of ${results[i].reduce((n, w) => n + w.pages, 0)}`,
             pages: results[i][0].pages,
             rows: results[i][0].rows,
           });
@@ -571,6 +581,7 @@ export function windowReport(engine, { rows, imported }) {
       `${r.ratio.toFixed(2)}x`,
       `${r.firstRatio.toFixed(2)}x`,
       r.slowest?.toFixed(1) ?? "-",
+      r.leftOut ?? "-",
     ];
   });
   const importLine =
@@ -587,7 +598,7 @@ export function windowReport(engine, { rows, imported }) {
   if (engine === "postgres" && imported?.first !== undefined && imported.last !== undefined && imported.last / imported.first <= 0.8)
     missed.push(`${engine} import: last/first ${(imported.last / imported.first).toFixed(2)}`);
   return {
-    header: ["shape", "walk", "rows", "pages", "ms/page", "against", "walk ratio", "first page ratio", "slowest ms"],
+    header: ["shape", "walk", "rows", "pages", "ms/page", "against", "walk ratio", "first page ratio", "slowest ms", "pairs left out"],
     lines,
     importLine,
     missed,
