@@ -17,12 +17,15 @@
  * values as sync, through dist/), each a tenant of its own, the imported one first.
  */
 import { spawn } from "node:child_process";
-import { createHmac, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { createWriteStream, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { once } from "node:events";
+import { withdrawals } from "../dist/collections/registry.js";
 import { lateDelay, mulberry32, quickDelay } from "../dist/demo/demo.data.js";
+import { parseListQuery } from "../dist/lists/list.query.js";
+import { CursorCodec } from "../dist/platform/cursor.js";
 import { postgresUrlFor, withClient, workDatabaseName } from "./dataset.mjs";
 
 const DAY = 86_400_000;
@@ -408,23 +411,22 @@ async function pairedWalk(baseUrl, key, path, reference, pages, placed) {
 }
 
 /**
- * The cursor of a reference's page that starts where a window's walk's next page does:
- * `template`, one of the reference's cursors, given the position that the walk's cursor holds
- * and signed again with the server's secret (src/platform/cursor.ts: base64url JSON with the
- * sort key `k` and the id `i`, then the first 16 bytes of its HMAC-SHA256). Both pages then read
- * the same part of the table, which neither finds in the cache more often than the other: a
- * walk of the reference's own reads the newest rows, which every cell's reference keeps in the
- * cache, or in name order trails the window's walk through the rows it brought in (bench/README.md).
+ * The cursor of the page of `reference` that starts where a walk of `path` will go on from a
+ * cursor of its own: its position, in a cursor of the reference's list made with the server's
+ * codec and secret. Both pages then read the same part of the table, which neither finds in the
+ * cache more often than the other: a walk of the reference's own reads the newest rows, which
+ * every cell's reference keeps in the cache, or in name order trails the window's walk through
+ * the rows it brought in (bench/README.md).
  */
-function placedBy(cursorSecret, template) {
-  const payload = (cursor) => JSON.parse(Buffer.from(cursor.split(".")[0], "base64url").toString("utf8"));
-  const base = payload(template);
+function placedBy(cursorSecret, path, reference) {
+  const codec = new CursorCodec(cursorSecret);
+  const filtersOf = (list) => parseListQuery(withdrawals, list.slice(list.indexOf("?") + 1)).filterKey;
+  const [from, to] = [filtersOf(path), filtersOf(reference)];
   return (cursor) => {
     if (cursor === null) return null;
-    const { k, i } = payload(cursor);
-    const body = Buffer.from(JSON.stringify({ ...base, k, i })).toString("base64url");
-    const mac = createHmac("sha256", cursorSecret).update(body).digest().subarray(0, 16);
-    return `${body}.${mac.toString("base64url")}`;
+    const opened = codec.decode(cursor, withdrawals.name, from);
+    if (!opened.ok) throw new Error(`a cursor of ${path} did not open: ${opened.reason}`);
+    return codec.encode(opened.tenantId, withdrawals.name, to, opened.position);
   };
 }
 
@@ -473,6 +475,10 @@ export async function runWindowMatrix(engine, { postgresUrl, startServer, log })
       }
       cells.push({ what: `name "${prefix}" alone`, path: namePath, against: "plain" });
       const referencePath = (cell) => (cell.against === "name" ? namePath : plainPath);
+      // The name alone is in another order than its reference's: it pairs with a walk of its own.
+      const placers = cells.map((cell) =>
+        cell.path === namePath ? undefined : placedBy(database.cursorSecret, cell.path, referencePath(cell)),
+      );
       const rows = [];
       for (const shape of SHAPES) {
         const key = database.keys[shape];
@@ -481,18 +487,7 @@ export async function runWindowMatrix(engine, { postgresUrl, startServer, log })
         await pairedWalk(server.url, key, plainPath, plainPath, windowSettings.pages);
         for (const cell of cells) await pairedWalk(server.url, key, cell.path, referencePath(cell), 3);
         const results = cells.map(() => []);
-        const placed = {};
-        for (const [against, path] of [
-          ["plain", plainPath],
-          ["name", namePath],
-        ]) {
-          const template = pager(server.url, key, path);
-          await template.next();
-          placed[against] = placedBy(database.cursorSecret, template.cursor);
-        }
-        // The name alone is in another order than its reference's: it pairs with a walk of its own.
-        const placedFor = (cell) => (cell.path === namePath ? undefined : placed[cell.against]);
-        const walk = (i) => pairedWalk(server.url, key, cells[i].path, referencePath(cells[i]), windowSettings.pages, placedFor(cells[i]));
+        const walk = (i) => pairedWalk(server.url, key, cells[i].path, referencePath(cells[i]), windowSettings.pages, placers[i]);
         for (let rep = 0; rep < windowSettings.reps; rep += 1) {
           for (let i = 0; i < cells.length; i += 1) results[i].push(await walk(i));
         }
