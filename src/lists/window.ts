@@ -200,7 +200,7 @@ function lateSpan(
  * is an edge (`b2_5`, `e0_1`): which names are present is the query's shape. `late` narrows the
  * tiling (undefined: not needed; null: no late rows).
  */
-export function windowValues(query: ListQuery, tiled: boolean, late?: LateRange | null): Record<string, number> {
+export function windowValues(query: ListQuery, tiled: boolean, late?: LateRange | null): Readonly<Record<string, number>> {
   const { since, until } = query;
   const values: Record<string, number> = {};
   if (since !== undefined) Object.assign(values, { since, sinceLower: since - SLACK_MS });
@@ -208,8 +208,21 @@ export function windowValues(query: ListQuery, tiled: boolean, late?: LateRange 
   if (!tiled) return values;
   if (late === undefined && (since === undefined) !== (until === undefined))
     throw new Error("this window's late rows need their range (lateRangeQuery) first");
-  return Object.assign(values, lateValues(query, late));
+  const key = tilingKey(query, late);
+  let tiledValues = tiledWindows.get(key);
+  if (tiledValues === undefined) {
+    tiledValues = Object.assign(values, lateValues(query, late));
+    tiledWindows.set(key, tiledValues);
+  }
+  return tiledValues;
 }
+
+/**
+ * A tiled window's values, by tilingKey: a walk asks for the same on every page, and copying a
+ * tiling's dozens of names into a new object took a page of a wide window about as long as the
+ * rest of its making.
+ */
+const tiledWindows = new BoundedMap<string, Readonly<Record<string, number>>>(1000);
 
 /**
  * The most arms a window's late rows are tiled by. Late rows whose event dates span decades (a
