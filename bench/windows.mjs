@@ -25,6 +25,7 @@ import { once } from "node:events";
 import { withdrawals } from "../dist/collections/registry.js";
 import { lateDelay, mulberry32, quickDelay } from "../dist/demo/demo.data.js";
 import { parseListQuery } from "../dist/lists/list.query.js";
+import { sortKey } from "../dist/collections/sort-key.js";
 import { CursorCodec } from "../dist/platform/cursor.js";
 import { postgresUrlFor, withClient, workDatabaseName } from "./dataset.mjs";
 
@@ -430,9 +431,28 @@ function placedBy(cursorSecret, path, reference) {
   };
 }
 
-/** ms of one request for the first page of `path`. */
-async function firstPage(baseUrl, key, path) {
-  const walk = pager(baseUrl, key, path);
+/**
+ * The cursor of the page of `reference` that starts where the first page of `path` does, at its
+ * first row: just above its createdAt in createdAt order (as a page reads no row above a
+ * position), at its name's sort key in name order; null when the first page holds no row.
+ */
+async function placedFirst(baseUrl, key, cursorSecret, path, reference) {
+  const response = await fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });
+  const body = await response.json();
+  const first = body.data?.[0];
+  if (response.status !== 200 || first === undefined || body.cursor === null) return null;
+  const codec = new CursorCodec(cursorSecret);
+  const filtersOf = (list) => parseListQuery(withdrawals, list.slice(list.indexOf("?") + 1));
+  const opened = codec.decode(body.cursor, withdrawals.name, filtersOf(path).filterKey);
+  if (!opened.ok) throw new Error(`a cursor of ${path} did not open: ${opened.reason}`);
+  const to = filtersOf(reference);
+  const position = to.name === undefined ? { key: Date.parse(first.createdAt) + 1, id: "" } : { key: sortKey(first.employeeName), id: "" };
+  return codec.encode(opened.tenantId, withdrawals.name, to.filterKey, position);
+}
+
+/** ms of one request for the first page of `path`, or for its page after `cursor`. */
+async function firstPage(baseUrl, key, path, cursor = null) {
+  const walk = pager(baseUrl, key, path, cursor);
   await walk.next();
   return walk.times[0];
 }
@@ -498,19 +518,31 @@ export async function runWindowMatrix(engine, { postgresUrl, startServer, log })
         }
         const plain = results.flatMap((walks, i) => (cells[i].against === "plain" ? walks : []));
         // A first page is one request, which a collection or a scheduler's hiccup can double:
-        // each list's is the median of many, each paired with one of its reference's, the two
-        // taking turns to go first (pairedWalk).
+        // each list's is the median of many, each paired with one of its reference's, the three
+        // taking turns to go first (pairedWalk). Its reference's page is placed as a walk's pages
+        // are: the one that starts where the window's first page does (placedFirst). The
+        // reference's own first page is timed beside them, and shown.
+        const placedCursors = [];
+        for (const [i, cell] of cells.entries())
+          placedCursors.push(
+            placers[i] === undefined ? null : await placedFirst(server.url, key, database.cursorSecret, cell.path, referencePath(cell)),
+          );
         const plainFirst = [];
         const firsts = cells.map(() => []);
         const referenceFirsts = cells.map(() => []);
+        const ownFirsts = cells.map(() => []);
         for (let rep = 0; rep < windowSettings.firstPages; rep += 1) {
           for (let i = 0; i < cells.length; i += 1) {
-            const cellFirst = rep % 2 === 1;
-            if (cellFirst) firsts[i].push(await firstPage(server.url, key, cells[i].path));
-            const reference = await firstPage(server.url, key, referencePath(cells[i]));
-            referenceFirsts[i].push(reference);
-            if (cells[i].against === "plain") plainFirst.push(reference);
-            if (!cellFirst) firsts[i].push(await firstPage(server.url, key, cells[i].path));
+            const requests = [
+              async () => firsts[i].push(await firstPage(server.url, key, cells[i].path)),
+              async () => referenceFirsts[i].push(await firstPage(server.url, key, referencePath(cells[i]), placedCursors[i])),
+              async () => {
+                const own = await firstPage(server.url, key, referencePath(cells[i]));
+                ownFirsts[i].push(own);
+                if (cells[i].against === "plain") plainFirst.push(own);
+              },
+            ];
+            for (let k = 0; k < requests.length; k += 1) await requests[(rep + k) % requests.length]();
           }
         }
         const reference = median(plain.map((w) => w.reference));
@@ -524,6 +556,7 @@ export async function runWindowMatrix(engine, { postgresUrl, startServer, log })
           ratio: 1,
           first: referenceFirst,
           firstRatio: 1,
+          ownFirstRatio: 1,
           slowest: undefined,
           pages: undefined,
           rows: undefined,
@@ -542,6 +575,7 @@ export async function runWindowMatrix(engine, { postgresUrl, startServer, log })
             // Each request against the reference's paired with it, as the walks' pages are: a
             // moment of the machine's that slows both cancels out, where medians taken apart kept it.
             firstRatio: median(firsts[i].map((ms, k) => ms / referenceFirsts[i][k])),
+            ownFirstRatio: median(firsts[i].map((ms, k) => ms / ownFirsts[i][k])),
             slowest,
             leftOut: `${results[i].reduce((n, w) => n + w.leftOut, 0)} of ${results[i].reduce((n, w) => n + w.pages, 0)}`,
             pages: results[i][0].pages,
@@ -575,6 +609,7 @@ export function windowReport(engine, { rows, imported }) {
       r.against,
       `${r.ratio.toFixed(2)}x`,
       `${r.firstRatio.toFixed(2)}x`,
+      `${r.ownFirstRatio.toFixed(2)}x`,
       r.slowest?.toFixed(1) ?? "-",
       r.leftOut ?? "-",
     ];
@@ -593,7 +628,19 @@ export function windowReport(engine, { rows, imported }) {
   if (engine === "postgres" && imported?.first !== undefined && imported.last !== undefined && imported.last / imported.first <= 0.8)
     missed.push(`${engine} import: last/first ${(imported.last / imported.first).toFixed(2)}`);
   return {
-    header: ["shape", "walk", "rows", "pages", "ms/page", "against", "walk ratio", "first page ratio", "slowest ms", "pairs left out"],
+    header: [
+      "shape",
+      "walk",
+      "rows",
+      "pages",
+      "ms/page",
+      "against",
+      "walk ratio",
+      "first page ratio",
+      "against its own first page",
+      "slowest ms",
+      "pairs left out",
+    ],
     lines,
     importLine,
     missed,
