@@ -38,9 +38,11 @@ export function openSqliteStorage(path: string): Storage {
   raw.pragma("journal_mode = WAL");
   raw.pragma("synchronous = FULL");
   raw.pragma("busy_timeout = 5000");
-  // A sync batch touches thousands of index pages; checkpointing every 4 MiB of WAL (the
-  // default) put a checkpoint and its fsync inside nearly every batch's commit.
-  raw.pragma("wal_autocheckpoint = 16384");
+  // A sync batch writes thousands of pages to the WAL, many of them the same batch after batch
+  // (the newest end of each index in createdAt order, the current week's name range). The
+  // default checkpoint, every 4 MiB of WAL, put one and its fsync in nearly every batch's commit;
+  // every 256 MiB, each such page is written back once for many batches (docs/measurements.md).
+  raw.pragma("wal_autocheckpoint = 65536");
   raw.pragma("cache_size = -32768");
   // Statistics for the planner, refreshed at open and then hourly where they are stale
   // (SQLite's advice for long-lived connections).
