@@ -219,8 +219,8 @@ export function windowValues(query: ListQuery, tiled: boolean, late?: LateRange 
 
 /**
  * A tiled window's values, by tilingKey: a walk asks for the same on every page, and copying a
- * tiling's dozens of names into a new object took a page of a wide window about as long as the
- * rest of its making.
+ * tiling's dozens of names into a new object for each was the one function of the window's in
+ * its first page's CPU profile (docs/measurements.md). Shared, so read-only.
  */
 const tiledWindows = new BoundedMap<string, Readonly<Record<string, number>>>(1000);
 
