@@ -171,7 +171,7 @@ export function needsLateRange(query: ListQuery, armsPerQuery: number): boolean 
   const { since, until } = query;
   if (since === undefined && until === undefined) return false;
   if (since === undefined || until === undefined) return true;
-  return lateArms(lateValues(query, undefined)) > armsPerQuery;
+  return tilingOf(query, undefined).arms > armsPerQuery;
 }
 
 /**
@@ -201,28 +201,19 @@ function lateSpan(
  * tiling (undefined: not needed; null: no late rows).
  */
 export function windowValues(query: ListQuery, tiled: boolean, late?: LateRange | null): Readonly<Record<string, number>> {
-  const { since, until } = query;
+  if (!tiled) return boundValues(query);
+  if (late === undefined && (query.since === undefined) !== (query.until === undefined))
+    throw new Error("this window's late rows need their range (lateRangeQuery) first");
+  return tilingOf(query, late).values;
+}
+
+/** The window's bounds, and arm A's createdAt range around them. */
+function boundValues({ since, until }: Pick<ListQuery, "since" | "until">): Record<string, number> {
   const values: Record<string, number> = {};
   if (since !== undefined) Object.assign(values, { since, sinceLower: since - SLACK_MS });
   if (until !== undefined) Object.assign(values, { until, untilUpper: until + SLACK_MS });
-  if (!tiled) return values;
-  if (late === undefined && (since === undefined) !== (until === undefined))
-    throw new Error("this window's late rows need their range (lateRangeQuery) first");
-  const key = tilingKey(query, late);
-  let tiledValues = tiledWindows.get(key);
-  if (tiledValues === undefined) {
-    tiledValues = Object.assign(values, lateValues(query, late));
-    tiledWindows.set(key, tiledValues);
-  }
-  return tiledValues;
+  return values;
 }
-
-/**
- * A tiled window's values, by tilingKey: a walk asks for the same on every page, and copying a
- * tiling's dozens of names into a new object for each was the one function of the window's in
- * its first page's CPU profile (docs/measurements.md). Shared, so read-only.
- */
-const tiledWindows = new BoundedMap<string, Readonly<Record<string, number>>>(1000);
 
 /**
  * The most arms a window's late rows are tiled by. Late rows whose event dates span decades (a
@@ -233,35 +224,40 @@ const tiledWindows = new BoundedMap<string, Readonly<Record<string, number>>>(10
  */
 export const MAX_LATE_ARMS = 100;
 
-/** How many index probes a window's late values cost, a tiling's arms; more than any tiling for the one arm that replaces too many. */
-const lateArms = (values: Readonly<Record<string, number>>) =>
-  values.lateByCreatedAt === undefined ? Object.keys(values).length : MAX_LATE_ARMS + 1;
-
 /**
- * Tilings by window and late range, as values named by tile: a walk asks for the same one on
- * every page, and working it out again was a third of a page query's making.
+ * A window's tiling by a late range, kept by tilingKey: a walk asks for the same on every page.
+ * Working it out again was a third of a page query's making, and copying its dozens of names into
+ * a new object for each page was the one function of the window's in its first page's CPU profile
+ * (docs/measurements.md). `values` are windowValues', shared, so read-only; `arms`, the index
+ * probes its late arms cost: more than any tiling for the one arm that replaces too many.
  */
-const tilings = new BoundedMap<string, Readonly<Record<string, number>>>(1000);
+interface Tiling {
+  values: Readonly<Record<string, number>>;
+  arms: number;
+}
+
+const tilings = new BoundedMap<string, Tiling>(1000);
 
 /** What names a window's tiling by a late range (undefined: its own span), for what is kept of it. */
 export function tilingKey({ since, until }: Pick<ListQuery, "since" | "until">, late: LateRange | null | undefined): string {
   return `${since}|${until}|${late === undefined ? "" : late === null ? "none" : `${late.low},${late.high}`}`;
 }
 
-/** A bucket per late arm of the window, named as windowValues names it. */
-function lateValues({ since, until }: ListQuery, late: LateRange | null | undefined): Readonly<Record<string, number>> {
+/** The window's tiling by `late`: its bounds' values and a bucket per late arm, named as windowValues names them. */
+function tilingOf({ since, until }: Pick<ListQuery, "since" | "until">, late: LateRange | null | undefined): Tiling {
   const key = tilingKey({ since, until }, late);
-  let values = tilings.get(key);
-  if (values === undefined) {
+  let tiling = tilings.get(key);
+  if (tiling === undefined) {
     const named: Record<string, number> = {};
     const span = lateSpan({ since, until }, late);
-    const tiling = span === undefined ? [] : tiles(...span, MAX_LATE_ARMS);
-    if (tiling.length > MAX_LATE_ARMS) named.lateByCreatedAt = 1;
-    else tiling.forEach((tile, i) => (named[`${tile.edge ? "e" : "b"}${tile.level}_${i}`] = tile.bucket));
-    values = Object.freeze(named);
-    tilings.set(key, values);
+    const tiled = span === undefined ? [] : tiles(...span, MAX_LATE_ARMS);
+    if (tiled.length > MAX_LATE_ARMS) named.lateByCreatedAt = 1;
+    else tiled.forEach((tile, i) => (named[`${tile.edge ? "e" : "b"}${tile.level}_${i}`] = tile.bucket));
+    const arms = named.lateByCreatedAt === undefined ? Object.keys(named).length : MAX_LATE_ARMS + 1;
+    tiling = { values: { ...boundValues({ since, until }), ...named }, arms };
+    tilings.set(key, tiling);
   }
-  return values;
+  return tiling;
 }
 
 /**
@@ -343,7 +339,7 @@ export function readsRecent(query: Pick<ListQuery, "since" | "until">, now: numb
  * (assumedValues). The cheapest range is taken (list.service.ts).
  */
 export function lateProbes(query: ListQuery, late: LateRange | null | undefined, assumed: boolean): number {
-  const arms = lateArms(lateValues(query, late));
+  const arms = tilingOf(query, late).arms;
   if (!assumed || late === undefined) return arms;
   return arms + (late === null || late.low === EARLIEST_MS ? 1 : 2);
 }
@@ -453,7 +449,7 @@ export interface Bracket {
 
 /** How many arms a window's tiling takes by a late range (undefined: its own span), one arm for more than MAX_LATE_ARMS. */
 export function tiledArms(query: ListQuery, late: LateRange | null | undefined): number {
-  return lateArms(lateValues(query, late));
+  return tilingOf(query, late).arms;
 }
 
 /**
