@@ -56,6 +56,18 @@ export function newRowValues(content: StoredContent, tenantId: number, createdAt
   ];
 }
 
+/** A collection's fields in order, each marked when it is a time: made once, as a sync batch reads them for every record. */
+const FIELD_LISTS = new WeakMap<Collection, ReadonlyArray<{ field: string; time: boolean }>>();
+
+function fieldsOf(collection: Collection): ReadonlyArray<{ field: string; time: boolean }> {
+  let list = FIELD_LISTS.get(collection);
+  if (list === undefined) {
+    list = Object.keys(collection.fields).map((field) => ({ field, time: collection.timeFields.includes(field) }));
+    FIELD_LISTS.set(collection, list);
+  }
+  return list;
+}
+
 /**
  * Canonical stored form of a validated input record: fields in the collection's order,
  * optional fields null when missing, times in UTC at millisecond precision.
@@ -63,9 +75,9 @@ export function newRowValues(content: StoredContent, tenantId: number, createdAt
 export function toStoredContent(collection: Collection, input: ApiRecord): StoredContent {
   const fields: ApiRecord = {};
   let eventAt: number | null = null;
-  for (const field of Object.keys(collection.fields)) {
+  for (const { field, time } of fieldsOf(collection)) {
     const value = input[field] ?? null;
-    if (value !== null && collection.timeFields.includes(field)) {
+    if (value !== null && time) {
       // Validated against the collection's schema, so every time field parses.
       const ms = parseRfc3339(value as string)?.ms;
       if (ms === undefined) throw new Error(`${collection.name}.${field} was not validated as a date-time`);

@@ -5,7 +5,7 @@
  */
 import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SqlBool } from "kysely";
 import { engineOf } from "./engine.js";
-import { fixedChunks, plannedEachTime, QueryTemplates, type Slots, type SlotValue } from "./query-template.js";
+import { fixedChunks, flatten, plannedEachTime, QueryTemplates, type Slots, type SlotValue } from "./query-template.js";
 import type { Schema } from "./schema.js";
 
 /** `(a, b, …) in ((…, …, …), …)`: the columns' values are one of the given rows. */
@@ -36,7 +36,7 @@ function compiledOverRows<R>(
   build: (slots: SlotValue[][]) => RawBuilder<R>,
 ): CompiledQuery {
   const width = rows[0]?.length ?? 0;
-  return rowQueries.fill(db, `${shape}:${rows.length}`, rows.flat(), (s) => {
+  return rowQueries.fill(db, `${shape}:${rows.length}`, flatten(rows, width), (s) => {
     const built = build(rows.map((_, r) => Array.from({ length: width }, (_, c) => s[r * width + c])));
     return { compile: () => built.compile(db) };
   });
