@@ -125,7 +125,7 @@ const LAST = [
 ];
 
 /** The records of `rows` withdrawals, each with its event time (ms) and device index. */
-function* withdrawalsOf(rows, end) {
+export function* withdrawalsOf(rows, end) {
   const r = mulberry32(7);
   const employees = Array.from({ length: 480 }, (_, i) => ({
     id: `emp-${String(i + 1).padStart(4, "0")}`,
