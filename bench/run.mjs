@@ -20,7 +20,8 @@
  * (10), BENCH_SYNC_BATCHES per sync scenario (40), BENCH_WEBHOOK_EVENTS single-record syncs whose webhook delay is
  * measured (200), BENCH_CPU_PROF=<dir> to write V8 CPU profiles of the servers,
  * BENCH_ENGINE (all, sqlite or postgres), BENCH_POSTGRES_URL (the server to use), BENCH_OPERATIONS
- * (on, off, only: metrics on against off and a backup, on SQLite).
+ * (on, off, only: metrics on against off and a backup, on SQLite), BENCH_SYNC_BASE=<revision> to
+ * add sync against that revision's build on each engine (bench/sync-base.mjs).
  * Exits 0 even when a target is missed: this is a report; it says which missed. It exits 1
  * only when a configuration could not be measured at all.
  */
@@ -48,6 +49,7 @@ import {
 } from "./dataset.mjs";
 import { WEBHOOK_EVENT, collectArrivals, measureDelay, startReceivers, withEndpoints } from "./webhooks.mjs";
 import { runWindowMatrix, windowReport, windowSettings } from "./windows.mjs";
+import { syncAgainstBase } from "./sync-base.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, "..");
@@ -78,6 +80,8 @@ const settings = {
   /** The operations section on SQLite (metrics on against off, a backup of the dataset): on, off, or only it. */
   operations: choice("BENCH_OPERATIONS", ["on", "off", "only"]),
   postgresUrl: process.env.BENCH_POSTGRES_URL || DEFAULT_POSTGRES_URL,
+  /** A revision whose sync throughput this build's is compared with (bench/sync-base.mjs); unset: none. */
+  syncBase: process.env.BENCH_SYNC_BASE || undefined,
 };
 
 /**
@@ -737,7 +741,12 @@ async function main() {
     settings.operations === "off" || settings.windows === "only" || !settings.engines.includes("sqlite")
       ? undefined
       : await operationsBench();
-  if (columns.length === 0 && matrices.length === 0 && operations === undefined) throw new Error("no configuration was run");
+  const syncBase =
+    settings.syncBase === undefined
+      ? undefined
+      : await syncAgainstBase(settings.syncBase, settings.engines, { postgresUrl: settings.postgresUrl, log });
+  if (columns.length === 0 && matrices.length === 0 && operations === undefined && syncBase === undefined)
+    throw new Error("no configuration was run");
   const table = columns.length === 0 ? { rows: [], latency: [], problems: [], missed: [] } : tableOf(columns, outcomes);
   if (columns.length > 0) printMainTables({ columns, outcomes, table, notes, cores: cpus.length });
   for (const { engine, report } of matrices) {
@@ -753,6 +762,11 @@ async function main() {
     log("");
     for (const line of operations.lines) log(line);
     table.missed.push(...operations.missed);
+  }
+  if (syncBase !== undefined) {
+    log("");
+    for (const line of syncBase.lines) log(line);
+    table.missed.push(...syncBase.missed);
   }
   log("");
   const seconds = (performance.now() - runStarted) / 1000;

@@ -28,7 +28,7 @@ const ROOT = resolve(import.meta.dirname, "..");
 const TARGET = 0.9;
 
 export const syncBaseSettings = {
-  rounds: integerSetting("BENCH_SYNC_BASE_ROUNDS", 10),
+  rounds: integerSetting("BENCH_SYNC_BASE_ROUNDS", 24),
   batches: integerSetting("BENCH_SYNC_BASE_BATCHES", 8),
   /** `cribline demo --scale` of each side's history (1 is about 40,000 transactions over a year). */
   scale: integerSetting("BENCH_SYNC_BASE_SCALE", 5),

@@ -221,8 +221,11 @@ function importTimed(databaseUrl, tenant, file, env, log) {
       const span = Math.min(100_000, last - 10_000);
       const first = rateBetween(10_000, 10_000 + span);
       const lastRate = rateBetween(last - span, last);
+      // Every stretch of the span from the first on: a trend shows in it, where two stretches alone may differ by the machine's noise.
+      const stretches = [];
+      for (let from = 10_000; span > 0 && from + span <= last; from += span) stretches.push(rateBetween(from, from + span));
       log(`  import: ${last.toLocaleString("en")} records in ${seconds.toFixed(1)} s`);
-      resolvePromise({ rows: last, seconds, first, last: lastRate, span });
+      resolvePromise({ rows: last, seconds, first, last: lastRate, span, stretches });
     });
   });
 }
@@ -622,7 +625,10 @@ export function windowReport(engine, { rows, imported }) {
         : `import (${engine}): ${imported.rows.toLocaleString("en")} records in ${imported.seconds.toFixed(1)} s; ` +
           `${Math.round(imported.first).toLocaleString("en")} records/s over the first ${imported.span.toLocaleString("en")} rows, ` +
           `${Math.round(imported.last).toLocaleString("en")} over the last: a ratio of ${(imported.last / imported.first).toFixed(2)}` +
-          (engine === "postgres" ? " (target > 0.8)" : " (no target: SQLite's B-trees outgrow its page cache)");
+          (engine === "postgres" ? " (target > 0.8)" : " (no target: SQLite's B-trees outgrow its page cache)") +
+          (imported.stretches.length > 2
+            ? `; records/s over each ${imported.span.toLocaleString("en")} from the first: ${imported.stretches.map((rate) => Math.round(rate).toLocaleString("en")).join(", ")}`
+            : "");
   // The target is that a load stays linear whatever PostgreSQL's statistics say; SQLite has none
   // to wait for, and slows as its indexes outgrow the page cache (docs/measurements.md).
   if (engine === "postgres" && imported?.first !== undefined && imported.last !== undefined && imported.last / imported.first <= 0.8)
