@@ -22,7 +22,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { CACHE_DIR, DEFAULT_POSTGRES_URL, postgresUrlFor, syncBodies, withClient, workDatabaseName } from "./dataset.mjs";
-import { withdrawalsOf } from "./windows.mjs";
+import { integerSetting, withdrawalsOf } from "./windows.mjs";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const TARGET = 0.9;
@@ -33,14 +33,6 @@ export const syncBaseSettings = {
   /** `cribline demo --scale` of each side's history (1 is about 40,000 transactions over a year). */
   scale: integerSetting("BENCH_SYNC_BASE_SCALE", 5),
 };
-
-function integerSetting(name, fallback) {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
-  return value;
-}
 
 function run(command, args, options = {}) {
   const result = spawnSync(command, args, { encoding: "utf8", maxBuffer: 64 << 20, ...options });

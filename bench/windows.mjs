@@ -42,7 +42,8 @@ export const windowSettings = {
   firstPages: integerSetting("BENCH_WINDOW_FIRST_PAGES", 45),
 };
 
-function integerSetting(name, fallback) {
+/** A positive whole number from the environment, or `fallback` when the variable is unset or empty. */
+export function integerSetting(name, fallback) {
   const raw = process.env[name];
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
