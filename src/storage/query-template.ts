@@ -43,8 +43,7 @@ export function plannedEachTime<R>(query: Compilable<R>): Compilable<R> {
 }
 
 export class QueryTemplates<R> {
-  /** `inOrder`: the values are an array whose items are the parameters as they are, in order. */
-  private readonly compiled = new BoundedMap<string, { sql: string; slots: string[]; inOrder: boolean }>(MAX_SHAPES);
+  private readonly compiled = new BoundedMap<string, { sql: string; slots: string[] }>(MAX_SHAPES);
 
   /**
    * The compiled query of the shape named `shape`, with `values` filled in. `build` receives
@@ -66,15 +65,8 @@ export class QueryTemplates<R> {
       const slotOf = engine.replansOnBind ? (name: string) => rawSql`+${new Slot(name)}` : (name: string) => new Slot(name);
       const slots = Object.fromEntries(Object.keys(values).map((name) => [name, slotOf(name)]));
       const { sql, parameters } = build(slots).compile();
-      const names = parameters.map((p) => slotName(p, shape));
-      const inOrder = Array.isArray(values) && names.length === values.length && names.every((name, i) => name === String(i));
-      template = { sql, slots: names, inOrder };
+      template = { sql, slots: parameters.map((p) => slotName(p, shape)) };
       this.compiled.set(key, template);
-    }
-    // A multi-row insert's thousands of values are already in order: looking each up by its
-    // index as a string was most of insertMany's own time in a sync batch's profile.
-    if (template.inOrder && Array.isArray(values) && values.length === template.slots.length) {
-      return CompiledQuery.raw(template.sql, values) as CompiledQuery<R>;
     }
     const named = values as Record<string, unknown>;
     return CompiledQuery.raw(
