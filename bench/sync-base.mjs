@@ -16,7 +16,7 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -128,6 +128,7 @@ async function startSide(name, tree, engine, postgresUrl, dir) {
     // Its request log goes where the bench's servers' goes: a real server logs every request.
     const devNull = openSync("/dev/null", "w");
     const child = spawn(process.execPath, ["bin/cribline", "serve"], { cwd: tree, env, stdio: ["ignore", devNull, "inherit"] });
+    closeSync(devNull);
     const exited = new Promise((done) => child.once("exit", done));
     const url = `http://127.0.0.1:${port}`;
     const stop = async () => {
@@ -173,12 +174,6 @@ async function send(side, bodies) {
   }
   return { records, seconds: (performance.now() - started) / 1000, slowest };
 }
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 
 /** The comparison on one engine: a line of the report and the missed targets. */
 async function compareOn(engine, base, postgresUrl, log) {

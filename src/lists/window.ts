@@ -171,7 +171,7 @@ export function needsLateRange(query: ListQuery, armsPerQuery: number): boolean 
   const { since, until } = query;
   if (since === undefined && until === undefined) return false;
   if (since === undefined || until === undefined) return true;
-  return tilingOf(query, undefined).arms > armsPerQuery;
+  return tiledArms(query, undefined) > armsPerQuery;
 }
 
 /**
@@ -339,7 +339,7 @@ export function readsRecent(query: Pick<ListQuery, "since" | "until">, now: numb
  * (assumedValues). The cheapest range is taken (list.service.ts).
  */
 export function lateProbes(query: ListQuery, late: LateRange | null | undefined, assumed: boolean): number {
-  const arms = tilingOf(query, late).arms;
+  const arms = tiledArms(query, late);
   if (!assumed || late === undefined) return arms;
   return arms + (late === null || late.low === EARLIEST_MS ? 1 : 2);
 }
