@@ -46,6 +46,22 @@ async function exportRun(tenant: TestTenant, args: string[], env: Record<string,
   }
 }
 
+describe("the command", () => {
+  it("prints its usage with --help and -h, and the package's version with --version, on standard output", async () => {
+    const version = JSON.parse(readFileSync(join(ROOT, "client", "package.json"), "utf8")).version as string;
+    for (const flag of ["--help", "-h"]) {
+      const { stdout, stderr } = await run(process.execPath, [CLI, flag], { env: { PATH: process.env.PATH } });
+      expect(stderr).toBe("");
+      expect(stdout).toMatch(/^usage: cribline-client export <list> -o FILE/);
+      expect(stdout).toMatch(/CRIBLINE_API_KEY/);
+    }
+    const { stdout, stderr } = await run(process.execPath, [CLI, "--version"], { env: { PATH: process.env.PATH } });
+    expect(stderr).toBe("");
+    expect(stdout).toBe(`${version}\n`);
+    // execFile rejects on a non-zero exit: reaching here means both exited 0.
+  });
+});
+
 describe("export", () => {
   it("writes a list as NDJSON, every record once, in the list's order, and says so", async () => {
     const tenant = await newTenant(server());

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 /**
- * `npx @cribline/client export <list> [--since T] [--until T] [--name P] [--format ndjson|csv]
+ * `npx cribline-client export <list> [--since T] [--until T] [--name P] [--format ndjson|csv]
  * -o FILE [--base-url URL]`: see export.ts. The API key comes from CRIBLINE_API_KEY only (a key
  * on a command line ends up in shell histories and process lists); the server from --base-url
  * or CRIBLINE_BASE_URL.
  */
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import v8 from "node:v8";
 import { exportList } from "./export.js";
@@ -13,14 +14,45 @@ import { LIST_NAMES, type ListName } from "./index.js";
 const LISTS = LIST_NAMES;
 const USAGE =
   "usage: cribline-client export <list> -o FILE [--format ndjson|csv] [--since T] [--until T] [--name PREFIX] [--base-url URL]\n" +
+  "       cribline-client --help | --version\n" +
   "  the API key comes from CRIBLINE_API_KEY; the server from --base-url or CRIBLINE_BASE_URL";
+const HELP =
+  `${USAGE}\n\n` +
+  "Writes a list of cribline (or a time window of it, or a name prefix) to FILE, page by page;\n" +
+  "run the same command again after an interruption and it goes on where it stopped.\n" +
+  `  <list>             ${LISTS.join(", ")}\n` +
+  "  -o, --out FILE     the file to write (never one the command did not write)\n" +
+  "  --format F         ndjson (a record a line, the default) or csv (RFC 4180)\n" +
+  "  --since T          records whose event is at or after T (RFC 3339 with time and zone)\n" +
+  "  --until T          records whose event is at or before T\n" +
+  "  --name PREFIX      records whose name starts with PREFIX (case-insensitive)\n" +
+  "  --limit N          records per request, 1 to 100 (100)\n" +
+  "  --base-url URL     the server (CRIBLINE_BASE_URL, or http://localhost:3000)\n" +
+  "  -h, --help         this text\n" +
+  "  --version          the version of @cribline/client\n";
 
 function fail(message: string): never {
   process.stderr.write(`cribline-client: ${message}\n${USAGE}\n`);
   process.exit(2);
 }
 
+/** Whether argv asks for `flag` (before a `--` that ends the options). */
+function asks(argv: string[], ...flags: string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end === -1 ? argv : argv.slice(0, end)).some((arg) => flags.includes(arg));
+}
+
 async function main(argv: string[]): Promise<void> {
+  if (asks(argv, "--help", "-h")) {
+    process.stdout.write(HELP);
+    return;
+  }
+  if (asks(argv, "--version")) {
+    // client/package.json, beside src/ and dist/ alike.
+    const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+    process.stdout.write(`${version}\n`);
+    return;
+  }
   // A long export makes garbage page after page; V8 otherwise lets the heap grow for speed.
   v8.setFlagsFromString("--optimize-for-size");
   if (argv.some((arg) => arg === "--key" || arg.startsWith("--key=") || arg === "--api-key" || arg.startsWith("--api-key="))) {
