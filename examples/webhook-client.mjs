@@ -7,6 +7,7 @@
  *   node examples/webhook-client.mjs receive   --secret whsec_... --store store.jsonl [--port 4000]
  *   node examples/webhook-client.mjs reconcile --api http://localhost:3000 --key crib_... \
  *        --store store.jsonl --since 2026-11-22T08:00:00Z [--lateness 72h] [--until <time>]
+ *   node examples/webhook-client.mjs --help     (every flag, with its default and environment variable)
  *
  * `receive` is the webhook endpoint: it checks each request's Standard Webhooks signature,
  * de-duplicates on `webhook-id`, and records every record it learns of in the store.
@@ -20,10 +21,9 @@
  * Every flag can also come from the environment: CRIBLINE_API_URL, CRIBLINE_API_KEY,
  * CRIBLINE_WEBHOOK_SECRET, RECEIVER_PORT, RECEIVER_HOST, STORE_FILE.
  */
-import { appendFileSync, closeSync, openSync, readSync, statSync } from "node:fs";
+import { appendFileSync, closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { createServer } from "node:http";
 import { parseArgs } from "node:util";
-import { CriblineClient, ListResource, verifyWebhook } from "../client/dist/index.js";
 
 const MAX_BODY_BYTES = 1024 * 1024; // an event is a few KiB at most
 // The lists with an event date, which a time window can re-read; master data has none.
@@ -97,8 +97,9 @@ function openStore(file) {
 // ---------------------------------------------------------------------------------------
 // receive
 
-function receive({ secret, store: file, port, host }) {
+function receive({ secret, store: file, port, host }, { verifyWebhook }) {
   if (!secret?.startsWith("whsec_")) fail("--secret whsec_... (or CRIBLINE_WEBHOOK_SECRET) is required");
+  if (!/^\d{1,5}$/.test(port) || Number(port) > 65535) fail(`--port must be a port number (0 to 65535); got ${port}`);
   const store = openStore(file);
 
   const server = createServer((req, res) => {
@@ -141,6 +142,7 @@ function receive({ secret, store: file, port, host }) {
     });
   });
 
+  server.on("error", (error) => fail(error.code === "EADDRINUSE" ? `${host}:${port} is in use: choose another --port` : error.message));
   server.listen(Number(port), host, () => {
     const { port: actual } = server.address();
     log("receive", `listening on http://${host}:${actual} (store ${file}: ${store.size} records)`);
@@ -151,7 +153,7 @@ function receive({ secret, store: file, port, host }) {
 // ---------------------------------------------------------------------------------------
 // reconcile
 
-async function reconcile({ api, key, store: file, since, lateness, until, collections }) {
+async function reconcile({ api, key, store: file, since, lateness, until, collections }, { CriblineClient, ListResource }) {
   if (!api || !key) fail("--api <base URL> and --key crib_... (or CRIBLINE_API_URL, CRIBLINE_API_KEY) are required");
   if (since === undefined) fail("--since is required: when the outage began (a date-time, or a duration ago such as 24h)");
   const store = openStore(file);
@@ -199,29 +201,83 @@ function timeOf(text) {
   return ms;
 }
 
+/** The client (client/dist), loaded for a command only: --help and --version work before a build. */
+async function loadClient() {
+  try {
+    return await import("../client/dist/index.js");
+  } catch (error) {
+    if (error.code === "ERR_MODULE_NOT_FOUND") fail("the client is not built (client/dist): run `npm run build` first");
+    throw error;
+  }
+}
+
 function fail(message) {
   console.error(`webhook-client: ${message}`);
   process.exit(2);
 }
 
-const env = process.env;
-const { positionals, values } = parseArgs({
-  allowPositionals: true,
-  options: {
-    api: { type: "string", default: env.CRIBLINE_API_URL ?? "http://localhost:3000" },
-    key: { type: "string", default: env.CRIBLINE_API_KEY },
-    secret: { type: "string", default: env.CRIBLINE_WEBHOOK_SECRET },
-    port: { type: "string", default: env.RECEIVER_PORT ?? "4000" },
-    host: { type: "string", default: env.RECEIVER_HOST ?? "127.0.0.1" },
-    store: { type: "string", default: env.STORE_FILE ?? "cribline-store.jsonl" },
-    collections: { type: "string", default: TRANSACTION_LISTS.join(",") },
-    since: { type: "string" },
-    lateness: { type: "string", default: "72h" },
-    until: { type: "string" },
-  },
-});
+const USAGE = `usage: node examples/webhook-client.mjs <command> [flags]   (see docs/webhooks.md)
 
-const mode = positionals[0];
-if (mode === "receive") receive(values);
-else if (mode === "reconcile") await reconcile(values).catch((error) => fail(error.message));
-else fail("usage: webhook-client.mjs receive|reconcile [flags]; see the comment at the top of this file");
+commands:
+  receive     the webhook endpoint: verifies each request, de-duplicates it and stores its record
+  reconcile   re-reads a time window through the read API and stores what the webhooks missed
+
+flags (each can come from the environment variable in brackets instead):
+  --secret whsec_...       receive: the endpoint's signing secret [CRIBLINE_WEBHOOK_SECRET]
+  --port 4000              receive: port to listen on [RECEIVER_PORT]
+  --host 127.0.0.1         receive: address to listen on [RECEIVER_HOST]
+  --api <url>              reconcile: cribline's base URL, http://localhost:3000 unless given [CRIBLINE_API_URL]
+  --key crib_...           reconcile: an API key with the read scope [CRIBLINE_API_KEY]
+  --since <time>           reconcile: when the outage began: a date-time with zone, or a duration ago (24h)
+  --lateness 72h           reconcile: the longest a device may sync late (90s, 30m, 72h, 7d; 0 for none)
+  --until <time>           reconcile: the end of the window, now unless given
+  --collections <lists>    reconcile: the lists to read, comma-separated (${TRANSACTION_LISTS.join(",")} unless given)
+  --store <file>           both: the JSON-lines store, cribline-store.jsonl unless given [STORE_FILE]
+  --help, --version`;
+
+const env = process.env;
+let parsed;
+try {
+  parsed = parseArgs({
+    allowPositionals: true,
+    options: {
+      api: { type: "string", default: env.CRIBLINE_API_URL ?? "http://localhost:3000" },
+      key: { type: "string", default: env.CRIBLINE_API_KEY },
+      secret: { type: "string", default: env.CRIBLINE_WEBHOOK_SECRET },
+      port: { type: "string", default: env.RECEIVER_PORT ?? "4000" },
+      host: { type: "string", default: env.RECEIVER_HOST ?? "127.0.0.1" },
+      store: { type: "string", default: env.STORE_FILE ?? "cribline-store.jsonl" },
+      collections: { type: "string", default: TRANSACTION_LISTS.join(",") },
+      since: { type: "string" },
+      lateness: { type: "string", default: "72h" },
+      until: { type: "string" },
+      help: { type: "boolean", short: "h" },
+      version: { type: "boolean" },
+    },
+  });
+} catch (error) {
+  // parseArgs explains an unknown flag at length (positionals after "--"): the flag is what matters.
+  const flag = error.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ? /'([^']+)'/.exec(error.message)?.[1] : undefined;
+  fail(`${flag === undefined ? error.message : `unknown flag ${flag}`} (see --help)`);
+}
+const { positionals, values } = parsed;
+
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+if (values.version) {
+  const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+  console.log(`webhook-client.mjs (cribline ${version})`);
+  process.exit(0);
+}
+const [mode, ...rest] = positionals;
+if (rest.length > 0) fail(`unexpected argument ${JSON.stringify(rest[0])} (see --help)`);
+try {
+  if (mode === "receive") receive(values, await loadClient());
+  else if (mode === "reconcile") await reconcile(values, await loadClient());
+  else
+    fail(`${mode === undefined ? "no command given" : `unknown command ${JSON.stringify(mode)}`}: use receive or reconcile (see --help)`);
+} catch (error) {
+  fail(error.message);
+}

@@ -10,6 +10,7 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
+import { createServer as createNetServer } from "node:net";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -104,6 +105,56 @@ async function postEvent(url: string, body: string, headers: Record<string, stri
   await response.arrayBuffer();
   return response.status;
 }
+
+/** Runs the example to its end, whatever its exit code. */
+function runClient(args: string[]): Promise<CliResult> {
+  return new Promise((resolve) =>
+    execFile(process.execPath, [CLIENT, ...args], { env: { PATH: process.env.PATH }, timeout: 20_000 }, (error, stdout, stderr) =>
+      resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, signal: null, stdout, stderr }),
+    ),
+  );
+}
+
+it("answers --help and --version, and refuses an unknown flag, command or argument in one line, never with a stack trace", async () => {
+  for (const args of [["--help"], ["-h"], ["reconcile", "--help"]]) {
+    const help = await runClient(args);
+    expect(help, args.join(" ")).toMatchObject({ code: 0, stderr: "" });
+    expect(help.stdout).toMatch(/^usage: node examples\/webhook-client\.mjs <command> \[flags\]/);
+    for (const word of ["receive", "reconcile", "--secret", "--port", "--host", "--api", "--key", "--since", "--lateness", "--until"])
+      expect(help.stdout).toContain(word);
+    for (const word of ["--collections", "--store", "--version", "CRIBLINE_API_KEY", "CRIBLINE_WEBHOOK_SECRET", "STORE_FILE"])
+      expect(help.stdout).toContain(word);
+  }
+  const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+  expect(await runClient(["--version"])).toMatchObject({ code: 0, stdout: `webhook-client.mjs (cribline ${version})\n`, stderr: "" });
+
+  const busy = createNetServer();
+  await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));
+  const busyPort = String((busy.address() as { port: number }).port);
+  const refusals: [string[], RegExp][] = [
+    [["--bogus"], /^unknown flag --bogus \(see --help\)$/],
+    [["reconcile", "--Since", "1h"], /^unknown flag --Since \(see --help\)$/],
+    [["frobnicate"], /^unknown command "frobnicate": use receive or reconcile \(see --help\)$/],
+    [[], /^no command given: use receive or reconcile \(see --help\)$/],
+    [["reconcile", "extra"], /^unexpected argument "extra" \(see --help\)$/],
+    [["reconcile", "--since"], /--since <value>' argument missing \(see --help\)$/],
+    [["reconcile", "--key", "crib_x", "--since", "yesterday"], /^not a date-time with time and zone, nor a duration: yesterday$/],
+    [["receive"], /^--secret whsec_\.\.\. \(or CRIBLINE_WEBHOOK_SECRET\) is required$/],
+    [["receive", "--secret", "whsec_x", "--port", "http"], /^--port must be a port number \(0 to 65535\); got http$/],
+    [["receive", "--secret", "whsec_x", "--port", busyPort], new RegExp(`^127\\.0\\.0\\.1:${busyPort} is in use: choose another --port$`)],
+  ];
+  try {
+    for (const [args, message] of refusals) {
+      const result = await runClient(args);
+      expect(result, args.join(" ")).toMatchObject({ code: 2, stdout: "" });
+      // One line, with the message: no stack trace.
+      expect(result.stderr.endsWith("\n") && result.stderr.split("\n").length === 2, result.stderr).toBe(true);
+      expect(result.stderr.trimEnd().replace(/^webhook-client: /, ""), result.stderr).toMatch(message);
+    }
+  } finally {
+    await new Promise((resolve) => busy.close(resolve));
+  }
+});
 
 it("receives, verifies and de-duplicates webhooks, and reconcile finds what an outage missed, records synced late included", async () => {
   const ws = workspace();
