@@ -7,7 +7,12 @@
  *   const client = new CriblineClient({ baseUrl: "https://cribline.example.com", apiKey });
  *   for await (const w of client.withdrawals.list({ createdSince, createdUntil })) ...
  */
+import { CriblineError, type Problem } from "./errors.js";
 import type { components, operations } from "./openapi.js";
+import { syncInBatches, type SyncCounts, type SyncResult } from "./sync.js";
+
+export { CriblineError, type ErrorCode, type Problem } from "./errors.js";
+export { SyncError, type RecordError, type SyncBatch, type SyncCounts, type SyncResult } from "./sync.js";
 
 type Schemas = components["schemas"];
 export type Withdrawal = Schemas["Withdrawal"];
@@ -19,9 +24,6 @@ export type CostCenter = Schemas["CostCenter"];
 export type Sector = Schemas["Sector"];
 export type Product = Schemas["Product"];
 export type Device = Schemas["Device"];
-export type Problem = Schemas["Problem"];
-/** Every error code the API answers with, and the client's own two (no answer in time; no answer at all). */
-export type ErrorCode = Problem["code"] | "timeout" | "network_error";
 
 /** The lists, by path segment, with the operation that reads each and the input sync takes. */
 interface Lists {
@@ -67,25 +69,6 @@ export interface Page<T> {
   data: T[];
   /** Opaque: send it back as it is; null on the last page. */
   cursor: string | null;
-}
-
-/** Every failure as one class: an answer of the API (its problem), a time limit, or no answer. */
-export class CriblineError extends Error {
-  override name = "CriblineError";
-  constructor(
-    /** The HTTP status; 0 when no answer came. */
-    readonly status: number,
-    readonly code: ErrorCode,
-    readonly detail: string,
-    /** The query parameter at fault, when one is. */
-    readonly param: string | undefined,
-    /** The `x-request-id` of the answer: quote it when reporting a problem. */
-    readonly requestId: string | undefined,
-    /** Sync: the records at fault, or the ids stored with other content. */
-    readonly problem?: Problem,
-  ) {
-    super(`${status === 0 ? code : `${status} ${code}`}: ${detail}${requestId === undefined ? "" : ` (request ${requestId})`}`);
-  }
 }
 
 export interface ClientOptions {
@@ -159,35 +142,17 @@ export class ListResource<L extends ListName> {
 
   /**
    * Sends records to the list's sync endpoint, in batches of at most 1,000 (retried as any
-   * request: sync is idempotent). The result sums the batches and lists what each did.
+   * request: sync is idempotent). The result sums the batches and lists what each did. A
+   * failure is a SyncError: the batches stored before it, the batch that failed, and every
+   * record at fault by its index in `records`; what the client can check of the whole input
+   * (an id twice, an id of the wrong shape) it refuses before sending anything.
    */
-  async sync(records: readonly Lists[L]["input"][], options: RequestOptions = {}): Promise<SyncResult> {
-    const result: SyncResult = { created: 0, updated: 0, unchanged: 0, batches: [] };
-    for (let at = 0; at < records.length; at += MAX_BATCH) {
-      const batch = (await this.client.request(
-        "POST",
-        `/v1/sync/${this.name}`,
-        { data: records.slice(at, at + MAX_BATCH) },
-        options,
-      )) as SyncCounts;
-      result.batches.push({ first: at, count: Math.min(MAX_BATCH, records.length - at), ...batch });
-      result.created += batch.created;
-      result.updated += batch.updated;
-      result.unchanged += batch.unchanged;
-    }
-    return result;
+  sync(records: readonly Lists[L]["input"][], options: RequestOptions = {}): Promise<SyncResult> {
+    return syncInBatches(
+      records,
+      async (data) => (await this.client.request("POST", `/v1/sync/${this.name}`, { data }, options)) as SyncCounts,
+    );
   }
-}
-
-const MAX_BATCH = 1000;
-export interface SyncCounts {
-  created: number;
-  updated: number;
-  unchanged: number;
-}
-export interface SyncResult extends SyncCounts {
-  /** Each batch sent: the index of its first record, how many it held, and what it did. */
-  batches: (SyncCounts & { first: number; count: number })[];
 }
 
 export class CriblineClient {
