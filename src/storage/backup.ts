@@ -5,8 +5,9 @@
  * writers do meanwhile, and it never has to start over as SQLite's page-by-page backup does
  * when another process writes. The copy is then opened on its own and checked.
  */
-import { existsSync, statSync } from "node:fs";
+import { closeSync, existsSync, openSync, rmSync, statSync } from "node:fs";
 import Database from "better-sqlite3";
+import { PRIVATE_FILE_MODE } from "./private-files.js";
 
 export class BackupError extends Error {
   override name = "BackupError";
@@ -21,18 +22,38 @@ export interface BackupSummary {
 }
 
 /**
+ * Makes the empty file the copy goes into, owner-only as the database is (VACUUM INTO takes an
+ * empty file and keeps its mode); made in one step, so an existing file is never written over.
+ */
+function createPrivateFile(target: string): void {
+  try {
+    closeSync(openSync(target, "wx", PRIVATE_FILE_MODE));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") {
+      throw new BackupError(`${target} exists already: a backup never overwrites a file`, { cause: error });
+    }
+    throw error;
+  }
+}
+
+/**
  * Copies the SQLite database at `source` to `target` (which must not exist), checks the copy
  * and says what it holds: the rows of each of the `counted` tables that it has.
  */
 export function backupSqlite(source: string, target: string, counted: readonly string[]): BackupSummary {
-  if (existsSync(target)) throw new BackupError(`${target} exists already: a backup never overwrites a file`);
   if (!existsSync(source)) throw new BackupError(`no database at ${source}`);
   const started = performance.now();
   const db = new Database(source, { fileMustExist: true });
   try {
     // Waits for a writer's lock instead of failing; the read it takes lets writers go on.
     db.pragma("busy_timeout = 5000");
-    db.prepare("vacuum into ?").run(target);
+    createPrivateFile(target);
+    try {
+      db.prepare("vacuum into ?").run(target);
+    } catch (error) {
+      rmSync(target, { force: true });
+      throw error;
+    }
   } finally {
     db.close();
   }

@@ -1,10 +1,11 @@
 /** The embedded engine: better-sqlite3, tuned for one process serving reads and syncs. */
-import { mkdirSync } from "node:fs";
+import { closeSync, existsSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, SqliteDialect, sql, type SqliteDatabase as KyselySqliteDatabase } from "kysely";
 import { BoundedMap } from "../platform/bounded-map.js";
 import { SQLITE } from "./engine.js";
+import { PRIVATE_FILE_MODE, ensurePrivateFolder, tightenToOwner } from "./private-files.js";
 import type { Storage } from "./storage.js";
 import type { Schema } from "./schema.js";
 
@@ -30,8 +31,27 @@ function withStatementCache(database: SqliteDatabase.Database): KyselySqliteData
   };
 }
 
+/**
+ * The database holds webhook signing secrets and the cursor secret: it is made owner-only
+ * before SQLite opens it, since SQLite gives its -wal and -shm files the database's mode.
+ * One made readable by others earlier is narrowed; a file of another owner is left as it is.
+ */
+function preparePrivateDatabaseFile(path: string): void {
+  ensurePrivateFolder(dirname(path));
+  // Created here only when missing: opening and closing a file that a connection of this
+  // process holds would drop that connection's locks on it (POSIX locks are per process).
+  if (!existsSync(path)) {
+    try {
+      closeSync(openSync(path, "wx", PRIVATE_FILE_MODE));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+  }
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) tightenToOwner(file);
+}
+
 export function openSqliteStorage(path: string): Storage {
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  if (path !== ":memory:") preparePrivateDatabaseFile(path);
   const raw = new SqliteDatabase(path);
   // WAL lets readers run beside the writer; synchronous=FULL makes a commit durable before
   // sync answers, so an acknowledged batch survives a power loss, not only a crash.
