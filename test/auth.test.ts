@@ -110,6 +110,9 @@ const ENDPOINTS: Endpoint[] = [
     ok: isPage,
   },
   onWebhookEndpoint("GET", "", 200, isEndpoint),
+  onWebhookEndpoint("PATCH", "", 200, (reply) => expect(reply.body).toMatchObject({ events: ["return.created"] }), {
+    events: ["return.created"],
+  }),
   onWebhookEndpoint("DELETE", "", 204, (reply) => expect(reply.body).toBeUndefined()),
   onWebhookEndpoint("POST", "/disable", 200, isEndpoint),
   onWebhookEndpoint("POST", "/enable", 200, isEndpoint),

@@ -391,7 +391,7 @@ describe("changing a webhook endpoint", () => {
 
   it.each<[string, string]>([
     [BASE, "GET, HEAD, POST"],
-    [`${BASE}/we_x`, "GET, HEAD, DELETE"],
+    [`${BASE}/we_x`, "GET, HEAD, PATCH, DELETE"],
     [`${BASE}/we_x/disable`, "POST"],
     [`${BASE}/we_x/enable`, "POST"],
     [`${BASE}/we_x/rotate-secret`, "POST"],

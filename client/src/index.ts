@@ -10,6 +10,7 @@
 import { CriblineError, type Problem } from "./errors.js";
 import type { components, operations } from "./openapi.js";
 import { syncInBatches, type SyncCounts, type SyncResult } from "./sync.js";
+import { WebhookEndpoints } from "./webhook-endpoints.js";
 
 export { CriblineError, type ErrorCode, type Problem } from "./errors.js";
 export { SyncError, type RecordError, type SyncBatch, type SyncCounts, type SyncResult } from "./sync.js";
@@ -165,6 +166,8 @@ export class CriblineClient {
   readonly sectors = new ListResource(this, "sectors");
   readonly products = new ListResource(this, "products");
   readonly devices = new ListResource(this, "devices");
+  /** Webhook endpoints (an `admin` key). */
+  readonly webhookEndpoints = new WebhookEndpoints(this);
   private readonly options: Required<Omit<ClientOptions, "fetch">> & { fetch: typeof fetch };
 
   constructor(options: ClientOptions) {
@@ -238,3 +241,4 @@ function errorOf(response: Response, text: string): CriblineError {
 }
 
 export { verifyWebhook, WebhookVerificationError, type WebhookEvent } from "./webhooks.js";
+export { WebhookEndpoints, type WebhookEndpoint, type WebhookEndpointPatch } from "./webhook-endpoints.js";

@@ -7,6 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { sql, type Kysely, type Selectable, type Transaction } from "kysely";
 import type { CursorPosition } from "../platform/cursor.js";
+import { engineOf } from "../storage/engine.js";
 import { QueryTemplates } from "../storage/query-template.js";
 import type { Schema, WebhookEndpointTable } from "../storage/schema.js";
 import { lockEndpointDeliveries } from "./locks.repository.js";
@@ -106,22 +107,74 @@ async function setEndpointDisabledIn(
 ): Promise<EndpointRow | undefined> {
   const endpoint = await trx
     .updateTable("webhook_endpoints")
-    .set({ disabled_at: reason === null ? null : now, disabled_reason: reason, updated_at: now })
+    .set({ ...disabledBy(reason, now), updated_at: now })
     .where("tenant_id", "=", tenantId)
     .where("id", "=", id)
     .returningAll()
     .executeTakeFirst();
-  if (endpoint === undefined) return undefined;
-  const from = reason === null ? "paused" : "pending";
+  if (endpoint !== undefined) await moveDeliveries(trx, tenantId, id, reason === null, now);
+  return endpoint;
+}
+
+const disabledBy = (reason: string | null, now: number) => ({ disabled_at: reason === null ? null : now, disabled_reason: reason });
+
+/** Pauses an endpoint's pending deliveries, or (enabled) makes its paused ones due at once. */
+async function moveDeliveries(trx: Transaction<Schema>, tenantId: number, id: string, enabled: boolean, now: number): Promise<void> {
+  const from = enabled ? "paused" : "pending";
   await lockEndpointDeliveries(trx, tenantId, id, from);
   await trx
     .updateTable("webhook_deliveries")
-    .set(reason === null ? { status: "pending", next_attempt_at: now, updated_at: now } : { status: "paused", updated_at: now })
+    .set(enabled ? { status: "pending", next_attempt_at: now, updated_at: now } : { status: "paused", updated_at: now })
     .where("tenant_id", "=", tenantId)
     .where("endpoint_id", "=", id)
     .where("status", "=", from)
     .execute();
-  return endpoint;
+}
+
+/** What an admin changes of an endpoint; a field left out stays as it is. */
+export interface EndpointChange {
+  url?: string;
+  events?: readonly string[];
+  /** False disables it with `reason`; true enables it. */
+  enabled?: boolean;
+}
+
+/**
+ * Changes an endpoint: only what differs from it, and its `updated_at` only then. Switching it
+ * on or off moves its deliveries as setEndpointDisabled does; its row is locked first, in the
+ * one lock order (locks.repository.ts). Undefined when there is no such endpoint.
+ */
+export async function changeEndpoint(
+  db: Kysely<Schema>,
+  tenantId: number,
+  id: string,
+  change: EndpointChange,
+  reason: string,
+  now: number,
+): Promise<EndpointRow | undefined> {
+  return db.transaction().execute(async (trx) => {
+    let read = trx.selectFrom("webhook_endpoints").selectAll().where("tenant_id", "=", tenantId).where("id", "=", id);
+    if (engineOf(trx).rowLocks) read = read.forUpdate();
+    const current = await read.executeTakeFirst();
+    if (current === undefined) return undefined;
+    const events = change.events?.join(" ");
+    const switched = change.enabled !== undefined && change.enabled !== (current.disabled_at === null);
+    const set = {
+      ...(change.url !== undefined && change.url !== current.url ? { url: change.url } : {}),
+      ...(events !== undefined && events !== current.events ? { events } : {}),
+      ...(switched ? disabledBy(change.enabled === true ? null : reason, now) : {}),
+    };
+    if (Object.keys(set).length === 0) return current;
+    const changed = await trx
+      .updateTable("webhook_endpoints")
+      .set({ ...set, updated_at: now })
+      .where("tenant_id", "=", tenantId)
+      .where("id", "=", id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (switched) await moveDeliveries(trx, tenantId, id, change.enabled === true, now);
+    return changed;
+  });
 }
 
 /** A new secret signs from now on; the old one signs too until `now + graceMs`. */

@@ -1,4 +1,4 @@
-/** /v1/webhook-endpoints: create, list, read, delete, disable, enable, rotate the secret. */
+/** /v1/webhook-endpoints: create, list, read, change, delete, disable, enable, rotate the secret. */
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
@@ -6,10 +6,27 @@ import { problemResponses } from "../../platform/problem.js";
 import { parsePageRequest, querySchemaOf, rawQuery, PAGE_PARAMS } from "../../platform/query-string.js";
 import { principalOf } from "../../tenants/auth.hooks.js";
 import { EVENT_TYPES } from "../events.js";
-import { createEndpoint, endpointsPage, getEndpoint, removeEndpoint, rotateEndpointSecret, switchEndpoint } from "./endpoint.service.js";
+import {
+  createEndpoint,
+  DISABLED_BY_ADMIN,
+  endpointsPage,
+  getEndpoint,
+  removeEndpoint,
+  rotateEndpointSecret,
+  switchEndpoint,
+  updateEndpoint,
+} from "./endpoint.service.js";
 import { toEndpoint } from "./webhook.mapper.js";
 import { ADMIN, BASE, BY_ID, DOCS, knownIds, type WebhookAdminDeps } from "./webhook.api.js";
-import { EndpointBody, IdParams, pageOf, RotationBody, WebhookEndpoint, WebhookEndpointWithSecret } from "./webhook.schema.js";
+import {
+  EndpointBody,
+  EndpointPatch,
+  IdParams,
+  pageOf,
+  RotationBody,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+} from "./webhook.schema.js";
 
 export function registerEndpointRoutes(
   fastify: FastifyInstance,
@@ -77,6 +94,29 @@ export function registerEndpointRoutes(
     async (request) => toEndpoint(await getEndpoint(db, principalOf(request).tenantId, request.params.id)),
   );
 
+  app.patch(
+    BY_ID,
+    {
+      ...ADMIN,
+      preHandler: knownIds,
+      schema: {
+        tags: DOCS.tags,
+        operationId: "updateWebhookEndpoint",
+        summary: "Change a webhook endpoint",
+        description:
+          "Changes the fields sent (at least one), checked as at creation; the others, the secret and the attempt log stay. Every delivery sent from then on goes to the new `url`, those already queued included; events of the new `events` are queued from then on, and those already queued are still sent. `enabled` does what `/enable` and `/disable` do; a field equal to what is stored changes nothing.",
+        security: DOCS.security,
+        params: IdParams,
+        body: EndpointPatch,
+        response: { 200: Type.Ref(WebhookEndpoint), ...problemResponses(400, 401, 403, 404, 415) },
+      },
+    },
+    async (request) =>
+      toEndpoint(
+        await updateEndpoint(db, principalOf(request).tenantId, request.params.id, request.body, allowPrivate, clock(), resolveHost),
+      ),
+  );
+
   app.delete(
     BY_ID,
     {
@@ -103,7 +143,7 @@ export function registerEndpointRoutes(
       "disable",
       "Disable a webhook endpoint",
       "Stops sending to it: its pending deliveries wait, and events that arrive meanwhile are not queued for it (re-read them with a time window).",
-      "disabled by an admin",
+      DISABLED_BY_ADMIN,
     ],
     ["enable", "Enable a webhook endpoint", "Sends to it again, starting with the deliveries that waited while it was disabled.", null],
   ] as const) {

@@ -8,6 +8,7 @@ import { readPage, type Page } from "../../platform/pager.js";
 import type { PageRequest } from "../../platform/query-string.js";
 import type { Schema } from "../../storage/schema.js";
 import {
+  changeEndpoint,
   deleteEndpoint,
   endpointPage,
   findEndpoint,
@@ -17,7 +18,7 @@ import {
   type EndpointRow,
 } from "../endpoint.repository.js";
 import { checkEndpointUrl, type Resolver } from "./endpoint-url.js";
-import { ENDPOINT_RULES, EndpointBody, ROTATION_RULES, RotationBody } from "./webhook.schema.js";
+import { ENDPOINT_RULES, EndpointBody, EndpointPatch, PATCH_RULES, ROTATION_RULES, RotationBody } from "./webhook.schema.js";
 
 export function notFound(id: string): ApiError {
   return new ApiError("not_found", `no webhook endpoint with id ${JSON.stringify(id.slice(0, 100))}`);
@@ -75,6 +76,31 @@ export async function endpointsPage(
 
 export async function removeEndpoint(db: Kysely<Schema>, tenantId: number, id: string): Promise<void> {
   if (!(await deleteEndpoint(db, tenantId, id))) throw notFound(id);
+}
+
+/** Why an admin's disable says it was disabled. */
+export const DISABLED_BY_ADMIN = "disabled by an admin";
+
+/**
+ * Changes what the body names, checked as at creation (the URL's host resolved again); its
+ * secret and its log stay. A body without a field is a 400.
+ */
+export async function updateEndpoint(
+  db: Kysely<Schema>,
+  tenantId: number,
+  id: string,
+  body: unknown,
+  allowPrivate: boolean,
+  now: number,
+  resolveHost?: Resolver,
+): Promise<EndpointRow> {
+  const input = readBody(EndpointPatch, PATCH_RULES, body);
+  if (Object.keys(input).length === 0) {
+    throw new ApiError("invalid_body", `send at least one field to change: ${Object.keys(EndpointPatch.properties).join(", ")}`);
+  }
+  const url = input.url === undefined ? undefined : await checkEndpointUrl(input.url, allowPrivate, resolveHost);
+  const change = { url, events: input.events, enabled: input.enabled };
+  return found(await changeEndpoint(db, tenantId, id, change, DISABLED_BY_ADMIN, now), id);
 }
 
 /** Disables the endpoint (with the reason) or enables it (reason null). The action takes no body. */

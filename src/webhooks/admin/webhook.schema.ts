@@ -88,6 +88,23 @@ export const ENDPOINT_RULES: FieldRules<typeof EndpointBody> = {
   events: { code: "unknown_event", expects: `a non-empty list of event types, each once; the event types are ${EVENT_TYPES.join(", ")}` },
 };
 
+/** A change of an endpoint: the fields to change, checked as at creation; at least one. */
+export const EndpointPatch = Type.Object(
+  {
+    url: Type.Optional(EndpointBody.properties.url),
+    events: Type.Optional(EndpointBody.properties.events),
+    enabled: Type.Optional(
+      Type.Boolean({ description: "True sends to it again (its paused deliveries at once); false disables it, as `/disable` does." }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const PATCH_RULES: FieldRules<typeof EndpointPatch> = {
+  ...ENDPOINT_RULES,
+  enabled: { code: "invalid_body", expects: "true or false" },
+};
+
 const WEEK_SECONDS = 7 * 24 * 60 * 60;
 
 export const RotationBody = Type.Object(
