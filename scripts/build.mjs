@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+/**
+ * `npm run build`: the server into dist/ and the client into client/dist/, incrementally.
+ *
+ * `tsc -b` compiles only when a source, a tsconfig or the compiler changed, or an output is
+ * missing (its .tsbuildinfo files sit beside the tsconfigs, not in the outputs, and are
+ * ignored by git), so that `npm start` on a current build starts at once. What `tsc -b`
+ * does not do is remove the outputs of a deleted source: this script does, so that no
+ * stale module can be imported from a build. The client's bin (`npx cribline-client`) is
+ * made executable, which tsc's output is not.
+ */
+import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const projects = [
+  { config: "tsconfig.build.json", source: "src", output: "dist" },
+  { config: "client/tsconfig.json", source: "client/src", output: "client/dist" },
+];
+
+/** The source an output was compiled from: `a/b.js`, `a/b.js.map`, `a/b.d.ts` from `a/b.ts`. */
+function sourceOf(output) {
+  return output.replace(/\.map$/, "").replace(/(\.d\.ts|\.js)$/, ".ts");
+}
+
+/** Deletes every file of `output` without a source in `source`; then the folders left empty. */
+function prune(source, output) {
+  let removed = 0;
+  for (const entry of readdirSync(join(root, output), { recursive: true, withFileTypes: true })) {
+    const path = join(entry.parentPath, entry.name);
+    const rel = relative(join(root, output), path);
+    if (entry.isFile() && !existsSync(join(root, source, sourceOf(rel)))) {
+      rmSync(path);
+      removed += 1;
+    }
+  }
+  const dirs = readdirSync(join(root, output), { recursive: true, withFileTypes: true }).filter((e) => e.isDirectory());
+  for (const dir of dirs
+    .map((e) => join(e.parentPath, e.name))
+    .sort()
+    .reverse()) {
+    if (readdirSync(dir).length === 0) rmSync(dir, { recursive: true });
+  }
+  return removed;
+}
+
+const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
+const { status } = spawnSync(process.execPath, [tsc, "-b", ...projects.map((p) => p.config)], { cwd: root, stdio: "inherit" });
+for (const { source, output } of projects) {
+  if (!existsSync(join(root, output))) continue;
+  const removed = prune(source, output);
+  if (removed > 0) console.log(`build: removed ${removed} file(s) of ${output}/ whose source is gone`);
+}
+const client = JSON.parse(readFileSync(join(root, "client", "package.json"), "utf8"));
+for (const bin of Object.values(client.bin ?? {})) {
+  if (existsSync(join(root, "client", bin))) chmodSync(join(root, "client", bin), 0o755);
+}
+process.exit(status ?? 1);
