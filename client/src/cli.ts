@@ -104,7 +104,7 @@ async function main(argv: string[]): Promise<void> {
   process.stderr.write(
     summary.alreadyDone
       ? `${out} is complete already: ${summary.records} records in ${summary.pages} pages\n`
-      : `${summary.resumed ? "resumed and finished" : "exported"} ${list} to ${out}: ${summary.records} records in ${summary.pages} pages, ${summary.seconds.toFixed(1)} s\n`,
+      : `${summary.resumedAfter === undefined ? "exported" : `resumed after ${summary.resumedAfter} records and finished`} ${list} to ${out}: ${summary.records} records in ${summary.pages} pages, ${summary.seconds.toFixed(1)} s\n`,
   );
 }
 

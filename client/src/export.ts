@@ -1,11 +1,13 @@
 /**
- * `npx @cribline/client export <list> ...`: a whole list, or a window of it, to a file as NDJSON
- * or CSV, streamed page by page (never the whole list in memory). Resumable: after each page
- * the file's length and the next cursor are kept beside it, at most twice a second (`<file>.export-state.json`), and a
- * run with the same arguments cuts off whatever a killed run wrote after the state it left and
- * goes on from that cursor, so the file ends with every record once. Node.js only.
+ * `npx cribline-client export <list> ...`: a whole list, or a window of it, to a file as NDJSON
+ * or CSV, streamed page by page (never the whole list in memory). Resumable: after every page
+ * the file's length and the next cursor are kept beside it (`<file>.export-state.json`, see
+ * export-state.ts), and a run with the same arguments cuts off whatever a killed run wrote
+ * after the state it left and goes on from that cursor, so the file ends with every record
+ * once. Node.js only.
  */
-import { closeSync, existsSync, ftruncateSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, writeSync } from "node:fs";
+import { readState, StateLog, statePathOf, type ExportState } from "./export-state.js";
 import { CriblineClient, ListResource, type ListName } from "./index.js";
 
 export interface ExportOptions {
@@ -21,26 +23,14 @@ export interface ExportOptions {
   progress?: (line: string, final: boolean) => void;
 }
 
-/** How often the state is written while pages come: each write is a file and a rename. */
-const STATE_EVERY_MS = 500;
 const PROGRESS_EVERY_MS = 200;
-
-interface ExportState {
-  list: string;
-  format: string;
-  filters: Record<string, string>;
-  cursor: string | null;
-  bytes: number;
-  records: number;
-  pages: number;
-  done: boolean;
-}
 
 export interface ExportSummary {
   records: number;
   pages: number;
   seconds: number;
-  resumed: boolean;
+  /** The records a run interrupted before had written, when this run went on from them. */
+  resumedAfter: number | undefined;
   alreadyDone: boolean;
 }
 
@@ -73,46 +63,45 @@ async function fieldsOf(baseUrl: string, list: ListName): Promise<string[]> {
 
 export async function exportList(options: ExportOptions): Promise<ExportSummary> {
   const started = performance.now();
-  const statePath = `${options.out}.export-state.json`;
+  const statePath = statePathOf(options.out);
   const wanted = { list: options.list, format: options.format, filters: options.filters };
-  let state: ExportState | undefined;
-  if (existsSync(statePath)) {
-    const kept = JSON.parse(readFileSync(statePath, "utf8")) as ExportState;
+  // A state without its file (deleted to start over) is no export to go on from.
+  const kept = existsSync(options.out) ? readState(statePath) : undefined;
+  if (kept === undefined && existsSync(options.out) && existsSync(statePath)) {
+    throw new Error(`${statePath} holds no state to go on from: delete ${options.out} and ${statePath} to start over`);
+  }
+  if (kept !== undefined) {
     if (JSON.stringify({ list: kept.list, format: kept.format, filters: kept.filters }) !== JSON.stringify(wanted)) {
       throw new Error(
         `${options.out} holds an export of other arguments (${kept.list}, ${kept.format}, ${JSON.stringify(kept.filters)}): choose another file`,
       );
     }
-    state = kept;
   } else if (existsSync(options.out)) {
     throw new Error(`${options.out} exists and is no export of this command: choose another file`);
   }
-  if (state?.done === true) return { records: state.records, pages: state.pages, seconds: 0, resumed: true, alreadyDone: true };
+  if (kept?.done === true) return { records: kept.records, pages: kept.pages, seconds: 0, resumedAfter: undefined, alreadyDone: true };
   const client = new CriblineClient({ baseUrl: options.baseUrl, apiKey: options.apiKey });
   const resource = new ListResource(client, options.list);
   const fields = options.format === "csv" ? await fieldsOf(options.baseUrl, options.list) : [];
-  const file = openSync(options.out, state === undefined ? "w" : "r+");
-  const resumed = state !== undefined;
-  const save = (next: ExportState): ExportState => {
-    // Written whole, then renamed over the old one: a kill never leaves half a state.
-    writeFileSync(`${statePath}.tmp`, JSON.stringify(next));
-    renameSync(`${statePath}.tmp`, statePath);
-    return next;
-  };
-  let savedAt = performance.now();
+  const file = openSync(options.out, kept === undefined ? "w" : "r+");
+  let log: StateLog | undefined;
   let shownAt = 0;
   try {
     let position = 0;
     let current: ExportState;
-    if (state === undefined) {
+    if (kept === undefined) {
       if (options.format === "csv") position += writeSync(file, `${fields.map(csvCell).join(",")}\r\n`);
-      current = save({ ...wanted, cursor: null, bytes: position, records: 0, pages: 0, done: false });
+      current = { ...wanted, cursor: null, bytes: position, records: 0, pages: 0, done: false };
     } else {
+      if (fstatSync(file).size < kept.bytes) {
+        throw new Error(`${options.out} is shorter than its state says (${kept.bytes} bytes): it cannot be resumed`);
+      }
       // Whatever a killed run wrote after its last whole page goes.
-      ftruncateSync(file, state.bytes);
-      position = state.bytes;
-      current = state;
+      ftruncateSync(file, kept.bytes);
+      position = kept.bytes;
+      current = kept;
     }
+    log = new StateLog(statePath, current);
     do {
       const got = await resource.page(options.filters as never, { limit: options.limit ?? 100, cursor: current.cursor });
       const text = got.data
@@ -131,12 +120,11 @@ export async function exportList(options: ExportOptions): Promise<ExportSummary>
         pages: current.pages + 1,
         done: got.cursor === null,
       };
-      // Kept at most every STATE_EVERY_MS (and at the end): a resumed run re-reads the pages
-      // written after the last state it finds, having cut them off the file first.
-      if (current.done || performance.now() - savedAt >= STATE_EVERY_MS) {
-        current = save(current);
-        savedAt = performance.now();
-      }
+      // After the page's records, so a state never counts records the file may lack.
+      if (current.done) {
+        fsyncSync(file);
+        log.keepDurably(current);
+      } else log.keep(current);
       // A progress line at most every PROGRESS_EVERY_MS: formatting numbers costs more than a page's write.
       if (options.progress !== undefined && (current.done || performance.now() - shownAt >= PROGRESS_EVERY_MS)) {
         shownAt = performance.now();
@@ -148,8 +136,15 @@ export async function exportList(options: ExportOptions): Promise<ExportSummary>
         );
       }
     } while (current.cursor !== null);
-    return { records: current.records, pages: current.pages, seconds: (performance.now() - started) / 1000, resumed, alreadyDone: false };
+    return {
+      records: current.records,
+      pages: current.pages,
+      seconds: (performance.now() - started) / 1000,
+      resumedAfter: kept?.records,
+      alreadyDone: false,
+    };
   } finally {
+    log?.close();
     closeSync(file);
   }
 }
