@@ -309,7 +309,7 @@ export interface paths {
         put?: never;
         /**
          * Sync employees
-         * @description Stores 1 to 1000 records atomically and idempotently. Master data is upserted: `updatedAt` moves only when the content changed.
+         * @description Stores 1 to 1000 records atomically and idempotently. Master data is upserted, each record sent replacing the stored one whole, as the source holds it now: an optional field left out (or null) becomes null, even if it had a value. `updatedAt` moves only when the content changed.
          */
         post: operations["syncEmployees"];
         delete?: never;
@@ -329,7 +329,7 @@ export interface paths {
         put?: never;
         /**
          * Sync cost centers
-         * @description Stores 1 to 1000 records atomically and idempotently. Master data is upserted: `updatedAt` moves only when the content changed.
+         * @description Stores 1 to 1000 records atomically and idempotently. Master data is upserted, each record sent replacing the stored one whole, as the source holds it now: an optional field left out (or null) becomes null, even if it had a value. `updatedAt` moves only when the content changed.
          */
         post: operations["syncCostCenters"];
         delete?: never;
@@ -349,7 +349,7 @@ export interface paths {
         put?: never;
         /**
          * Sync sectors
-         * @description Stores 1 to 1000 records atomically and idempotently. Master data is upserted: `updatedAt` moves only when the content changed.
+         * @description Stores 1 to 1000 records atomically and idempotently. Master data is upserted, each record sent replacing the stored one whole, as the source holds it now: an optional field left out (or null) becomes null, even if it had a value. `updatedAt` moves only when the content changed.
          */
         post: operations["syncSectors"];
         delete?: never;
@@ -369,7 +369,7 @@ export interface paths {
         put?: never;
         /**
          * Sync products
-         * @description Stores 1 to 1000 records atomically and idempotently. Master data is upserted: `updatedAt` moves only when the content changed.
+         * @description Stores 1 to 1000 records atomically and idempotently. Master data is upserted, each record sent replacing the stored one whole, as the source holds it now: an optional field left out (or null) becomes null, even if it had a value. `updatedAt` moves only when the content changed.
          */
         post: operations["syncProducts"];
         delete?: never;
@@ -389,7 +389,7 @@ export interface paths {
         put?: never;
         /**
          * Sync devices
-         * @description Stores 1 to 1000 records atomically and idempotently. Master data is upserted: `updatedAt` moves only when the content changed.
+         * @description Stores 1 to 1000 records atomically and idempotently. Master data is upserted, each record sent replacing the stored one whole, as the source holds it now: an optional field left out (or null) becomes null, even if it had a value. `updatedAt` moves only when the content changed.
          */
         post: operations["syncDevices"];
         delete?: never;

@@ -38,7 +38,7 @@ export function registerSyncRoutes(app: FastifyInstance, { db, clock, deliveries
     const rule =
       collection.kind === "transaction"
         ? "Transactions are immutable: re-sending one with the same content changes nothing; the same id with other content is 409 and nothing of the batch is applied."
-        : "Master data is upserted: `updatedAt` moves only when the content changed.";
+        : "Master data is upserted, each record sent replacing the stored one whole, as the source holds it now: an optional field left out (or null) becomes null, even if it had a value. `updatedAt` moves only when the content changed.";
     app.post(
       url,
       {
