@@ -13,6 +13,7 @@ import { ConfigError, type Config } from "./platform/config.js";
 import { prepareDatabase } from "./runtime.js";
 import { announceDemo, listeningOn, serveForever } from "./server.js";
 import { ENGINES } from "./storage/engine.js";
+import { holdServeLock } from "./storage/serve-lock.js";
 import type { Siblings } from "./webhooks/delivery/ingestion.js";
 
 /** One process per core on PostgreSQL; the embedded database is served by one process. */
@@ -66,6 +67,7 @@ export async function serve(config: Config, requested: number | undefined): Prom
     }
   }
   const workers = workerCount(config, requested);
+  if (config.database.engine === "sqlite") holdServeLock(config.database.path);
   if (workers === 1) return serveForever(config);
   // Without a shared store, the workers count requests against rate limits here, together.
   if (config.rateLimits.redisUrl === undefined) new RateLimiterClusterMaster();

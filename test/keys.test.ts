@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { hashKey, keyIdOf } from "../src/platform/keys.js";
 import { issueKey } from "../src/tenants/tenant.service.js";
 import { lastLine, useCliWorkspace } from "./support/cli.js";
+import { ENGINE } from "./support/databases.js";
 import { FACTORIES } from "./support/factories.js";
 import { get, newTenant, readAll, request, sync, useServer, type TestTenant } from "./support/harness.js";
 
@@ -263,7 +264,9 @@ describe("the command line", () => {
       expect(refused.code).not.toBe(0);
       expect(refused.stderr).toMatch(message);
     }
-    const [one, two] = [await ws.serve(), await ws.serve()];
+    // One process serves a SQLite database (a second serve is refused): there, both are the one server.
+    const one = await ws.serve();
+    const two = ENGINE === "postgres" ? await ws.serve() : one;
     const made = await fetch(`${one.url}/v1/api-keys`, {
       method: "POST",
       headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },

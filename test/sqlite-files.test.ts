@@ -1,13 +1,15 @@
 /**
  * The embedded database's files, through the real executable (README: "Running it" and
  * "Backups on SQLite"): they hold webhook signing secrets and the cursor secret, so the
- * database, its -wal and -shm, a backup and the folder cribline makes are its owner's alone.
- * These are SQLite's files whatever engine the suite runs on.
+ * database, its -wal and -shm, a backup and the folder cribline makes are its owner's alone;
+ * and one `serve` process serves a database file. These are SQLite's files whatever engine
+ * the suite runs on.
  */
-import { chmodSync, statSync } from "node:fs";
+import { chmodSync, statSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { useCliWorkspace } from "./support/cli.js";
+import { lastLine, useCliWorkspace } from "./support/cli.js";
 
 const workspace = useCliWorkspace();
 
@@ -41,4 +43,38 @@ describe("the SQLite database's files", () => {
     expect(listed.code, listed.stderr).toBe(0);
     expect(modeOf(database)).toBe("600");
   });
+});
+
+describe("serve on a SQLite database", () => {
+  it("refuses a second process on the same file, naming the first, while other commands go on; starts again once the first is gone", async () => {
+    const ws = workspace();
+    const database = join(ws.dir, "one.db");
+    const env = { DATABASE_URL: `sqlite:${database}` };
+    const first = await ws.serve(env);
+    // The same file by another path: through a link to its folder.
+    symlinkSync(ws.dir, join(ws.dir, "link"));
+    const second = await ws.launch({ DATABASE_URL: `sqlite:${join(ws.dir, "link", "one.db")}` });
+    const ended = await Promise.race([second.exited, sleep(30_000).then(() => "still running")]);
+    expect(ended, second.stdout()).toEqual({ code: 1, signal: null });
+    expect(second.stderr()).toContain(`another cribline process is serving ${database} (pid ${first.pid})`);
+    expect(second.stdout()).not.toMatch(/listening/);
+    expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
+    // The commands documented to run beside the server still do.
+    for (const args of [
+      ["tenants", "create", "acme"],
+      ["keys", "create", "--tenant", "acme", "--scopes", "read"],
+      ["backup", join(ws.dir, "copy.db")],
+    ]) {
+      const result = await ws.run(args, env);
+      expect(result.code, `${args.join(" ")}: ${result.stderr}`).toBe(0);
+    }
+    // Killed, it leaves its lock file behind, which holds nothing back.
+    expect(await first.stop("SIGKILL")).toEqual({ code: null, signal: "SIGKILL" });
+    const third = await ws.serve(env);
+    const key = lastLine((await ws.run(["keys", "create", "--tenant", "acme", "--scopes", "read"], env)).stdout);
+    const reply = await fetch(`${third.url}/v1/withdrawals`, { headers: { authorization: `Bearer ${key}` } });
+    expect(reply.status).toBe(200);
+    expect(await third.stop()).toEqual({ code: 0, signal: null });
+    expect((await ws.serve(env)).url).toMatch(/^http:/);
+  }, 90_000);
 });
