@@ -18,18 +18,23 @@ const server = useServer();
 const run = promisify(execFile);
 const CLI = join(new URL("..", import.meta.url).pathname, "client", "dist", "cli.js");
 
-/** In front of the server: counts list requests (and whether each had a cursor), and can hold the Nth unanswered. */
+/** In front of the server: counts list requests (and whether each had a cursor), and can hold or refuse the Nth. */
 class Proxy {
   url = "";
   pages: { cursor: boolean }[] = [];
   holdAt: number | undefined;
+  refuse = false;
   held: Promise<void> = Promise.resolve();
   private onHeld = () => {};
   private readonly http: Server = createServer(async (req, res) => {
     const url = new URL(req.url!, "http://proxy");
     if (url.pathname.startsWith("/v1/withdrawals")) {
       this.pages.push({ cursor: url.searchParams.has("cursor") });
-      if (this.pages.length === this.holdAt) return this.onHeld();
+      if (this.pages.length === this.holdAt) {
+        if (!this.refuse) return this.onHeld();
+        res.writeHead(403, { "content-type": "application/problem+json", "x-request-id": "proxy" });
+        return res.end(JSON.stringify({ type: "about:blank", status: 403, title: "Forbidden", detail: "revoked", code: "forbidden" }));
+      }
     }
     const answer = await fetch(`${server().url}${req.url}`, { headers: { authorization: req.headers.authorization ?? "" } });
     res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json" });
@@ -40,10 +45,11 @@ class Proxy {
     await new Promise<void>((resolve) => this.http.listen(0, "127.0.0.1", resolve));
     this.url = `http://127.0.0.1:${(this.http.address() as { port: number }).port}`;
   }
-  /** From now on, counts afresh and holds the `at`-th list request (1-based) unanswered. */
-  hold(at: number | undefined): void {
+  /** From now on, counts afresh and holds the `at`-th list request (1-based) unanswered, or refuses it with a 403. */
+  hold(at: number | undefined, refuse = false): void {
     this.pages = [];
     this.holdAt = at;
+    this.refuse = refuse;
     this.held = new Promise((resolve) => (this.onHeld = resolve));
   }
   close(): void {
@@ -123,5 +129,24 @@ describe("an interrupted export", () => {
       .split("\n")
       .map((line) => JSON.parse(line));
     expect(items).toEqual((await readAll(server(), tenant.keys.read, "/v1/withdrawals")).items);
+  });
+
+  it("that failed after writing records keeps them and says how to go on or start over", async () => {
+    const tenant = await withdrawals(100);
+    const out = join(dir, "refused.ndjson");
+    const args = ["-o", out, "--limit", "10"];
+    proxy.hold(5, true);
+    const failed = await run(process.execPath, [CLI, "export", "withdrawals", ...args], { env: envFor(tenant) }).then(
+      () => ({ code: 0, stderr: "" }),
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain("403 forbidden: revoked (request proxy)");
+    expect(failed.stderr).toContain(
+      `${out} holds the first 40 records: run the same command again to go on, or delete ${out} and ${out}.export-state.json to start over`,
+    );
+    proxy.hold(undefined);
+    const { stderr } = await run(process.execPath, [CLI, "export", "withdrawals", ...args], { env: envFor(tenant) });
+    expect(stderr).toMatch(/^resumed after 40 records and finished withdrawals to .*: 100 records in 10 pages/);
   });
 });

@@ -187,6 +187,23 @@ describe("export", () => {
     expect(denied.stderr).toMatch(/403 forbidden/);
   });
 
+  it("leaves nothing behind when it fails before writing a record, so the corrected command runs", async () => {
+    const tenant = await newTenant(server());
+    await sync(server(), tenant, "withdrawals", [FACTORIES.withdrawals!({ deliveredAt: "2026-11-02T10:00:00Z" })]);
+    const out = join(workdir(), "window.csv");
+    const bad = await exportRun(tenant, ["withdrawals", "-o", out, "--format", "csv", "--since", "2026-11-01"]);
+    expect(bad.code).toBe(1);
+    expect(existsSync(out)).toBe(false);
+    expect(existsSync(`${out}.export-state.json`)).toBe(false);
+    const good = await exportRun(tenant, ["withdrawals", "-o", out, "--format", "csv", "--since", "2026-11-01T00:00:00Z"]);
+    expect(good.code, good.stderr).toBe(0);
+    expect(good.stderr).toMatch(/: 1 records in 1 pages/);
+    // Another command on the same file: refused, saying how to start over.
+    const other = await exportRun(tenant, ["withdrawals", "-o", out, "--format", "csv"]);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain(`delete ${out} and ${out}.export-state.json to start over`);
+  });
+
   it("shows progress on a terminal", async () => {
     const tenant = await newTenant(server());
     await sync(

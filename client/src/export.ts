@@ -6,7 +6,7 @@
  * after the state it left and goes on from that cursor, so the file ends with every record
  * once. Node.js only.
  */
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync, rmSync, statSync, writeSync } from "node:fs";
 import { readState, StateLog, statePathOf, type ExportState } from "./export-state.js";
 import { CriblineClient, ListResource, type ListName } from "./index.js";
 
@@ -73,29 +73,34 @@ export async function exportList(options: ExportOptions): Promise<ExportSummary>
   if (kept !== undefined) {
     if (JSON.stringify({ list: kept.list, format: kept.format, filters: kept.filters }) !== JSON.stringify(wanted)) {
       throw new Error(
-        `${options.out} holds an export of other arguments (${kept.list}, ${kept.format}, ${JSON.stringify(kept.filters)}): choose another file`,
+        `${options.out} holds an export of other arguments (${kept.list}, ${kept.format}, ${JSON.stringify(kept.filters)}): ` +
+          `choose another file, or delete ${options.out} and ${statePath} to start over`,
       );
     }
   } else if (existsSync(options.out)) {
     throw new Error(`${options.out} exists and is no export of this command: choose another file`);
   }
   if (kept?.done === true) return { records: kept.records, pages: kept.pages, seconds: 0, resumedAfter: undefined, alreadyDone: true };
+  if (kept !== undefined && statSync(options.out).size < kept.bytes) {
+    throw new Error(
+      `${options.out} is shorter than its state says (${kept.bytes} bytes), so it cannot be resumed: ` +
+        `delete ${options.out} and ${statePath} to start over`,
+    );
+  }
   const client = new CriblineClient({ baseUrl: options.baseUrl, apiKey: options.apiKey });
   const resource = new ListResource(client, options.list);
   const fields = options.format === "csv" ? await fieldsOf(options.baseUrl, options.list) : [];
   const file = openSync(options.out, kept === undefined ? "w" : "r+");
   let log: StateLog | undefined;
   let shownAt = 0;
+  let current: ExportState | undefined = kept;
+  let failure: unknown;
   try {
     let position = 0;
-    let current: ExportState;
     if (kept === undefined) {
       if (options.format === "csv") position += writeSync(file, `${fields.map(csvCell).join(",")}\r\n`);
       current = { ...wanted, cursor: null, bytes: position, records: 0, pages: 0, done: false };
     } else {
-      if (fstatSync(file).size < kept.bytes) {
-        throw new Error(`${options.out} is shorter than its state says (${kept.bytes} bytes): it cannot be resumed`);
-      }
       // Whatever a killed run wrote after its last whole page goes.
       ftruncateSync(file, kept.bytes);
       position = kept.bytes;
@@ -143,8 +148,30 @@ export async function exportList(options: ExportOptions): Promise<ExportSummary>
       resumedAfter: kept?.records,
       alreadyDone: false,
     };
+  } catch (error) {
+    failure = error;
   } finally {
     log?.close();
     closeSync(file);
+  }
+  const records = current?.records ?? 0;
+  if (records > 0) {
+    const advice = `run the same command again to go on, or delete ${options.out} and ${statePath} to start over`;
+    throw new ExportError(failure, `${options.out} holds the first ${records} records: ${advice}`);
+  }
+  // Nothing worth keeping: a corrected command (another --since, say) then starts afresh.
+  rmSync(options.out, { force: true });
+  rmSync(statePath, { force: true });
+  throw new ExportError(failure, undefined);
+}
+
+/** A failed export: the failure (`cause`) and, when records were kept, what to do next (`advice`). */
+export class ExportError extends Error {
+  override name = "ExportError";
+  constructor(
+    override readonly cause: unknown,
+    readonly advice: string | undefined,
+  ) {
+    super(`${cause instanceof Error ? cause.message : String(cause)}${advice === undefined ? "" : `\n${advice}`}`, { cause });
   }
 }
