@@ -6,11 +6,10 @@
  * missing (its .tsbuildinfo files sit beside the tsconfigs, not in the outputs, and are
  * ignored by git), so that `npm start` on a current build starts at once. What `tsc -b`
  * does not do is remove the outputs of a deleted source: this script does, so that no
- * stale module can be imported from a build. The client's bin (`npx cribline-client`) is
- * made executable, which tsc's output is not.
+ * stale module can be imported from a build.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -52,9 +51,5 @@ for (const { source, output } of projects) {
   if (!existsSync(join(root, output))) continue;
   const removed = prune(source, output);
   if (removed > 0) console.log(`build: removed ${removed} file(s) of ${output}/ whose source is gone`);
-}
-const client = JSON.parse(readFileSync(join(root, "client", "package.json"), "utf8"));
-for (const bin of Object.values(client.bin ?? {})) {
-  if (existsSync(join(root, "client", bin))) chmodSync(join(root, "client", bin), 0o755);
 }
 process.exit(status ?? 1);
