@@ -1,9 +1,11 @@
 /** The `cribline` command line. Every command reads its settings from the environment once. */
+import cluster from "node:cluster";
 import { Command, InvalidArgumentError } from "commander";
 import { findCollection, COLLECTIONS } from "../collections/registry.js";
 import { buildApp } from "../app.js";
 import { loadConfig, type Config } from "../platform/config.js";
 import { CursorCodec } from "../platform/cursor.js";
+import { unknownSettingWarnings } from "../platform/setting-names.js";
 import { hashKey, isKeyId, isWellFormedKey, parseScopes, KEY_PREFIX } from "../platform/keys.js";
 import { formatTime, parseRfc3339 } from "../platform/time.js";
 import { backupSqlite } from "../storage/backup.js";
@@ -276,9 +278,18 @@ export function buildCli(config: () => Config): Command {
   return program;
 }
 
+/**
+ * The settings, read once. A CRIBLINE_* variable that is no setting (a misspelling) is warned
+ * about first, once: not again by each worker of `serve --workers`.
+ */
+function readConfig(): Config {
+  if (cluster.isPrimary) for (const warning of unknownSettingWarnings(process.env)) err(`cribline: warning: ${warning}`);
+  return loadConfig(process.env);
+}
+
 export async function main(argv: string[]): Promise<void> {
   let config: Config | undefined;
-  const cli = buildCli(() => (config ??= loadConfig(process.env)));
+  const cli = buildCli(() => (config ??= readConfig()));
   try {
     await cli.parseAsync(argv);
   } catch (error) {
