@@ -180,7 +180,7 @@ async function reconcile({ api, key, store: file, since, lateness, until, collec
     read += listRead;
     missed += listMissed;
   }
-  log("reconcile", `done: ${read} records read, ${missed} missed by webhooks and added to ${file}`);
+  log("reconcile", `done: ${read} ${read === 1 ? "record" : "records"} read, ${missed} missed by webhooks and added to ${file}`);
 }
 
 // ---------------------------------------------------------------------------------------

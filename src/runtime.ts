@@ -112,6 +112,13 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   });
   report.lost = (err) => app.log.warn({ err }, "database connection lost; it is reopened on the next query");
   failed.delivery = (err) => app.log.error({ err }, "webhook delivery failed");
+  // A setting that turns off the guard against server-side request forgery must not go unnoticed:
+  // every process that sends webhooks says so once.
+  if (config.webhooksAllowPrivate) {
+    app.log.warn(
+      "CRIBLINE_WEBHOOKS_ALLOW_PRIVATE is on: webhooks may be sent to loopback and private addresses (for local development only)",
+    );
+  }
   const keepDays = config.webhookRetentionDays;
   const retention =
     keepDays === 0

@@ -153,6 +153,8 @@ describe("the webhook address filter", () => {
         expect(reply.status, JSON.stringify(reply.body)).toBe(400);
         expect(reply.headers.get("content-type")).toMatch(/^application\/problem\+json/);
         expect(reply.body.code).toBe(verdict === "refused" ? "private_address" : "invalid_url");
+        // A developer who meets this with a local receiver learns which setting lets it through.
+        if (verdict === "refused") expect(reply.body.detail).toMatch(/CRIBLINE_WEBHOOKS_ALLOW_PRIVATE=true \(for local development only\)/);
       }
     },
   );

@@ -18,7 +18,8 @@ import { promisify } from "node:util";
 import { Webhook } from "standardwebhooks";
 import { afterEach, expect, it } from "vitest";
 import { withdrawal } from "./support/factories.js";
-import { freePort, httpGet, lastLine, readAllOver, useCliWorkspace, type CliResult } from "./support/cli.js";
+import { freePort, httpGet, lastLine, readAllOver, useCliWorkspace, type CliResult, type ServeProcess } from "./support/cli.js";
+import { ENGINE } from "./support/databases.js";
 
 const CLIENT = fileURLToPath(new URL("../examples/webhook-client.mjs", import.meta.url));
 const HOUR = 60 * 60 * 1000;
@@ -71,7 +72,7 @@ async function reconcile(args: string[]): Promise<number> {
     env: { PATH: process.env.PATH },
     timeout: 20_000,
   });
-  const missed = /: \d+ records read, (\d+) missed by webhooks and added to /.exec(lastLine(stdout))?.[1];
+  const missed = /: \d+ records? read, (\d+) missed by webhooks and added to /.exec(lastLine(stdout))?.[1];
   expect(missed, stdout).toBeDefined();
   return Number(missed);
 }
@@ -155,6 +156,27 @@ it("answers --help and --version, and refuses an unknown flag, command or argume
     await new Promise((resolve) => busy.close(resolve));
   }
 });
+
+it("says once in each serving process that CRIBLINE_WEBHOOKS_ALLOW_PRIVATE is on, and nothing of it when it is off", async () => {
+  const ws = workspace();
+  const warning =
+    "CRIBLINE_WEBHOOKS_ALLOW_PRIVATE is on: webhooks may be sent to loopback and private addresses (for local development only)";
+  // Several processes need PostgreSQL: there, each worker of `serve --workers 2` says it.
+  const [args, processes] = ENGINE === "postgres" ? [["--workers", "2"], 2] : [[], 1];
+  const mentions = (server: ServeProcess) =>
+    `${server.stdout()}${server.stderr()}`.split("\n").filter((line) => line.includes("CRIBLINE_WEBHOOKS_ALLOW_PRIVATE"));
+  for (const value of ["true", "1"]) {
+    const on = await ws.serve({ CRIBLINE_WEBHOOKS_ALLOW_PRIVATE: value, LOG_LEVEL: "info" }, args);
+    const lines = mentions(on).map((line) => JSON.parse(line) as { level: number; msg: string });
+    expect(lines, on.stdout()).toEqual(Array.from({ length: processes }, () => expect.objectContaining({ level: 40, msg: warning })));
+    await on.stop();
+  }
+  for (const value of ["false", undefined]) {
+    const off = await ws.serve({ CRIBLINE_WEBHOOKS_ALLOW_PRIVATE: value, LOG_LEVEL: "info" }, args);
+    expect(mentions(off), off.stdout()).toEqual([]);
+    await off.stop();
+  }
+}, 60_000);
 
 it("receives, verifies and de-duplicates webhooks, and reconcile finds what an outage missed, records synced late included", async () => {
   const ws = workspace();

@@ -36,7 +36,7 @@ async function checkHost(hostname: string, allowPrivate: boolean, resolve: Resol
   const refuse = (address: string) =>
     new ApiError(
       "private_address",
-      `"url" points at ${address === host ? address : `${host} (${address})`}, which is not a public address (loopback, private, link-local, reserved or another special-purpose range); webhooks go to public addresses only`,
+      `"url" points at ${address === host ? address : `${host} (${address})`}, which is not a public address (loopback, private, link-local, reserved or another special-purpose range); webhooks go to public addresses only, unless the server runs with CRIBLINE_WEBHOOKS_ALLOW_PRIVATE=true (for local development only)`,
     );
   const literal = isAddress(host);
   // A name with its root's dot (`localhost.`) is the same name.
