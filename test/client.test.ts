@@ -99,6 +99,19 @@ describe("paging", () => {
   });
 });
 
+describe("an unreachable server", () => {
+  it("is named with the reason, not as 'fetch failed'", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(closed.address() as { port: number }).port}`;
+    await new Promise((resolve) => closed.close(resolve));
+    const error = await new CriblineClient({ baseUrl: `${url}/`, apiKey: "crib_unused", maxRetries: 0 }).withdrawals
+      .page()
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 0, code: "network_error", detail: `could not reach ${url}: ECONNREFUSED` });
+  });
+});
+
 describe("retries and time limits", () => {
   let stub: Server;
   let stubUrl = "";

@@ -5,6 +5,7 @@
  * from the environment only; progress on a terminal, a summary otherwise.
  */
 import { execFile, spawn } from "node:child_process";
+import { createServer } from "node:net";
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -202,6 +203,61 @@ describe("export", () => {
     const other = await exportRun(tenant, ["withdrawals", "-o", out, "--format", "csv"]);
     expect(other.code).toBe(1);
     expect(other.stderr).toContain(`delete ${out} and ${out}.export-state.json to start over`);
+  });
+
+  it("names the flags typed, not the API's parameters", async () => {
+    const tenant = await newTenant(server());
+    const dir = workdir();
+    const since = await exportRun(tenant, ["withdrawals", "-o", join(dir, "a"), "--since", "2026-11-01"]);
+    expect(since.stderr).toMatch(/^cribline-client: 400 invalid_time: --since must be .*; got "2026-11-01" \(request /);
+    const window = await exportRun(tenant, [
+      "withdrawals",
+      "-o",
+      join(dir, "b"),
+      "--since",
+      "2026-11-02T00:00:00Z",
+      "--until",
+      "2026-11-01T00:00:00Z",
+    ]);
+    expect(window.stderr).toContain("--since must be earlier than or equal to --until");
+    const limit = await exportRun(tenant, ["withdrawals", "-o", join(dir, "c"), "--limit", "500"]);
+    expect(limit.stderr).toMatch(/400 invalid_limit: --limit must be/);
+    for (const result of [since, window, limit]) expect(result.stderr).not.toMatch(/createdSince|createdUntil|[^-]limit must/);
+  });
+
+  it("names the server it could not reach, and why", async () => {
+    const tenant = await newTenant(server());
+    const dir = workdir();
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(closed.address() as { port: number }).port}`;
+    await new Promise((resolve) => closed.close(resolve));
+    const unreachable = await exportRun(tenant, ["withdrawals", "-o", join(dir, "d"), "--format", "csv"], {
+      ...envFor(tenant),
+      CRIBLINE_BASE_URL: url,
+    });
+    expect(unreachable.code).toBe(1);
+    // After the client's retries (up to 15 s of backoff).
+    expect(unreachable.stderr).toContain(`could not reach ${url}: ECONNREFUSED`);
+  }, 60_000);
+
+  it("writes a byte-order mark before the CSV with --bom, for spreadsheets that need one to read UTF-8", async () => {
+    const tenant = await newTenant(server());
+    await sync(server(), tenant, "employees", [FACTORIES.employees!({ name: "João Gonçalves" })]);
+    const dir = workdir();
+    const out = join(dir, "bom.csv");
+    const result = await exportRun(tenant, ["employees", "-o", out, "--format", "csv", "--bom"]);
+    expect(result.code, result.stderr).toBe(0);
+    const bytes = readFileSync(out);
+    expect([...bytes.subarray(0, 5)]).toEqual([0xef, 0xbb, 0xbf, ..."id"].map((c) => (typeof c === "string" ? c.charCodeAt(0) : c)));
+    expect((parse(bytes, { bom: true, columns: true }) as { name: string }[]).map((row) => row.name)).toEqual(["João Gonçalves"]);
+    // Without it, none; and NDJSON takes none.
+    const plain = join(dir, "plain.csv");
+    expect((await exportRun(tenant, ["employees", "-o", plain, "--format", "csv"])).code).toBe(0);
+    expect(readFileSync(plain, "utf8").startsWith("id,")).toBe(true);
+    const ndjson = await exportRun(tenant, ["employees", "-o", join(dir, "e.ndjson"), "--bom"]);
+    expect(ndjson.code).toBe(2);
+    expect(ndjson.stderr).toMatch(/--bom is for --format csv/);
   });
 
   it("shows progress on a terminal", async () => {

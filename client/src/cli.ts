@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npx cribline-client export <list> [--since T] [--until T] [--name P] [--format ndjson|csv]
+ * `npx cribline-client export <list> [--since T] [--until T] [--name P] [--format ndjson|csv] [--bom]
  * -o FILE [--base-url URL]`: see export.ts. The API key comes from CRIBLINE_API_KEY only (a key
  * on a command line ends up in shell histories and process lists); the server from --base-url
  * or CRIBLINE_BASE_URL.
@@ -8,12 +8,12 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import v8 from "node:v8";
-import { exportList } from "./export.js";
-import { LIST_NAMES, type ListName } from "./index.js";
+import { ExportError, exportList } from "./export.js";
+import { CriblineError, LIST_NAMES, type ListName } from "./index.js";
 
 const LISTS = LIST_NAMES;
 const USAGE =
-  "usage: cribline-client export <list> -o FILE [--format ndjson|csv] [--since T] [--until T] [--name PREFIX] [--base-url URL]\n" +
+  "usage: cribline-client export <list> -o FILE [--format ndjson|csv] [--bom] [--since T] [--until T] [--name PREFIX] [--base-url URL]\n" +
   "       cribline-client --help | --version\n" +
   "  the API key comes from CRIBLINE_API_KEY; the server from --base-url or CRIBLINE_BASE_URL";
 const HELP =
@@ -23,6 +23,7 @@ const HELP =
   `  <list>             ${LISTS.join(", ")}\n` +
   "  -o, --out FILE     the file to write (never one the command did not write)\n" +
   "  --format F         ndjson (a record a line, the default) or csv (RFC 4180)\n" +
+  "  --bom              start a CSV file with a UTF-8 byte-order mark (Excel needs it to read accents)\n" +
   "  --since T          records whose event is at or after T (RFC 3339 with time and zone)\n" +
   "  --until T          records whose event is at or before T\n" +
   "  --name PREFIX      records whose name starts with PREFIX (case-insensitive)\n" +
@@ -66,6 +67,7 @@ async function main(argv: string[]): Promise<void> {
       options: {
         out: { type: "string", short: "o" },
         format: { type: "string", default: "ndjson" },
+        bom: { type: "boolean", default: false },
         since: { type: "string" },
         until: { type: "string" },
         name: { type: "string" },
@@ -79,9 +81,11 @@ async function main(argv: string[]): Promise<void> {
   const [command, list, ...rest] = parsed.positionals;
   if (command !== "export" || list === undefined || rest.length > 0) fail("give one command, export, and one list");
   if (!LISTS.includes(list as ListName)) fail(`no list "${list}"; the lists are ${LISTS.join(", ")}`);
-  const { out, format, since, until, name, limit } = parsed.values;
+  const { out, format, bom, since, until, name, limit } = parsed.values;
   if (out === undefined) fail("give the file to write with -o FILE");
   if (format !== "ndjson" && format !== "csv") fail(`--format is ndjson or csv, got "${format}"`);
+  if (bom && format !== "csv") fail("--bom is for --format csv");
+  if (limit !== undefined && !/^\d+$/.test(limit)) fail(`--limit is a number of records, 1 to 100, got "${limit}"`);
   const apiKey = process.env.CRIBLINE_API_KEY;
   if (apiKey === undefined || apiKey === "") fail("set CRIBLINE_API_KEY to a key with the read scope");
   const baseUrl = parsed.values["base-url"] ?? process.env.CRIBLINE_BASE_URL ?? "http://localhost:3000";
@@ -95,6 +99,7 @@ async function main(argv: string[]): Promise<void> {
     baseUrl,
     apiKey,
     format,
+    bom,
     out,
     filters,
     limit: limit === undefined ? undefined : Number(limit),
@@ -108,7 +113,22 @@ async function main(argv: string[]): Promise<void> {
   );
 }
 
+/** The query parameter each flag sets. */
+const FLAG_OF: Record<string, string> = { createdSince: "--since", createdUntil: "--until", name: "--name", limit: "--limit" };
+
+/** A failure in the command line's words: the API's parameters named by the flags that set them. */
+function told(error: unknown): string {
+  if (error instanceof ExportError) return error.advice === undefined ? told(error.cause) : `${told(error.cause)}\n${error.advice}`;
+  if (!(error instanceof CriblineError)) return error instanceof Error ? error.message : String(error);
+  if (error.param === undefined) return error.message;
+  // What follows "; got" is the value as the user typed it: left alone.
+  const at = error.detail.indexOf("; got ");
+  const [said, got] = at === -1 ? [error.detail, ""] : [error.detail.slice(0, at), error.detail.slice(at)];
+  const detail = said.replace(/\b(createdSince|createdUntil|name|limit)\b/g, (param) => FLAG_OF[param] ?? param) + got;
+  return new CriblineError(error.status, error.code, detail, FLAG_OF[error.param] ?? error.param, error.requestId).message;
+}
+
 main(process.argv.slice(2)).catch((error: unknown) => {
-  process.stderr.write(`cribline-client: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(`cribline-client: ${told(error)}\n`);
   process.exit(1);
 });

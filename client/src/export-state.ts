@@ -11,6 +11,8 @@ export interface ExportState {
   list: string;
   format: string;
   filters: Record<string, string>;
+  /** CSV: the file starts with a UTF-8 byte-order mark. */
+  bom?: boolean;
   /** The next page's cursor; null before the first page and after the last. */
   cursor: string | null;
   /** The file's length after the last page written: what a resumed run keeps. */

@@ -15,6 +15,8 @@ export interface ExportOptions {
   baseUrl: string;
   apiKey: string;
   format: "ndjson" | "csv";
+  /** CSV only: start the file with a UTF-8 byte-order mark, which Excel needs to read UTF-8. */
+  bom?: boolean;
   out: string;
   filters: Record<string, string>;
   /** Items per request (100). */
@@ -43,8 +45,8 @@ export function csvCell(value: unknown): string {
 }
 
 /** The fields of the list's items, in the order the OpenAPI document gives: the CSV header. */
-async function fieldsOf(baseUrl: string, list: ListName): Promise<string[]> {
-  const document = (await (await fetch(`${baseUrl}/v1/openapi.json`)).json()) as {
+async function fieldsOf(client: CriblineClient, list: ListName): Promise<string[]> {
+  const document = (await client.request("GET", "/v1/openapi.json")) as {
     paths: Record<
       string,
       {
@@ -61,17 +63,23 @@ async function fieldsOf(baseUrl: string, list: ListName): Promise<string[]> {
   return Object.keys(schema.properties);
 }
 
+/** What makes two runs the same export: a state is gone on from only by a run of the same. */
+function argumentsOf(of: Pick<ExportState, "list" | "format" | "filters" | "bom">) {
+  // A state without `bom` comes from a run without it.
+  return { list: of.list, format: of.format, filters: of.filters, bom: of.bom === true };
+}
+
 export async function exportList(options: ExportOptions): Promise<ExportSummary> {
   const started = performance.now();
   const statePath = statePathOf(options.out);
-  const wanted = { list: options.list, format: options.format, filters: options.filters };
+  const wanted = argumentsOf({ ...options, bom: options.bom === true });
   // A state without its file (deleted to start over) is no export to go on from.
   const kept = existsSync(options.out) ? readState(statePath) : undefined;
   if (kept === undefined && existsSync(options.out) && existsSync(statePath)) {
     throw new Error(`${statePath} holds no state to go on from: delete ${options.out} and ${statePath} to start over`);
   }
   if (kept !== undefined) {
-    if (JSON.stringify({ list: kept.list, format: kept.format, filters: kept.filters }) !== JSON.stringify(wanted)) {
+    if (JSON.stringify(argumentsOf(kept)) !== JSON.stringify(wanted)) {
       throw new Error(
         `${options.out} holds an export of other arguments (${kept.list}, ${kept.format}, ${JSON.stringify(kept.filters)}): ` +
           `choose another file, or delete ${options.out} and ${statePath} to start over`,
@@ -89,7 +97,7 @@ export async function exportList(options: ExportOptions): Promise<ExportSummary>
   }
   const client = new CriblineClient({ baseUrl: options.baseUrl, apiKey: options.apiKey });
   const resource = new ListResource(client, options.list);
-  const fields = options.format === "csv" ? await fieldsOf(options.baseUrl, options.list) : [];
+  const fields = options.format === "csv" ? await fieldsOf(client, options.list) : [];
   const file = openSync(options.out, kept === undefined ? "w" : "r+");
   let log: StateLog | undefined;
   let shownAt = 0;
@@ -98,7 +106,7 @@ export async function exportList(options: ExportOptions): Promise<ExportSummary>
   try {
     let position = 0;
     if (kept === undefined) {
-      if (options.format === "csv") position += writeSync(file, `${fields.map(csvCell).join(",")}\r\n`);
+      if (options.format === "csv") position += writeSync(file, `${wanted.bom ? "\uFEFF" : ""}${fields.map(csvCell).join(",")}\r\n`);
       current = { ...wanted, cursor: null, bytes: position, records: 0, pages: 0, done: false };
     } else {
       // Whatever a killed run wrote after its last whole page goes.

@@ -213,7 +213,7 @@ export class CriblineClient {
           : new CriblineError(
               0,
               "network_error",
-              `${method} ${path} failed: ${error instanceof Error ? error.message : String(error)}`,
+              `could not reach ${shown(this.options.baseUrl)}: ${reasonOf(error)}`,
               undefined,
               undefined,
             );
@@ -223,6 +223,26 @@ export class CriblineClient {
       await sleep(Math.min(wait, maxRetryDelayMs), signal);
     }
   }
+}
+
+/** The server's address for a message: without credentials a URL may carry. */
+function shown(baseUrl: string): string {
+  try {
+    const url = new URL(baseUrl);
+    url.username = "";
+    url.password = "";
+    return url.href.replace(/\/+$/, "");
+  } catch {
+    return baseUrl;
+  }
+}
+
+/** Why fetch failed: Node's "fetch failed" says nothing; its cause has the system's code (ECONNREFUSED, ENOTFOUND...). */
+function reasonOf(error: unknown): string {
+  const cause = error instanceof Error ? (error.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+  if (typeof cause?.code === "string") return cause.code;
+  if (typeof cause?.message === "string") return cause.message;
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** Exponential backoff with full jitter: up to 0.5 s, 1 s, 2 s, ... 30 s. */
