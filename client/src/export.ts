@@ -63,38 +63,44 @@ async function fieldsOf(client: CriblineClient, list: ListName): Promise<string[
   return Object.keys(schema.properties);
 }
 
-/** What makes two runs the same export: a state is gone on from only by a run of the same. */
+/** What makes two runs one export: only a run of the same arguments goes on from a state. */
 function argumentsOf(of: Pick<ExportState, "list" | "format" | "filters" | "bom">) {
   // A state without `bom` comes from a run without it.
   return { list: of.list, format: of.format, filters: of.filters, bom: of.bom === true };
+}
+
+/** The state of an export of these arguments that `out` holds, if any; any other file is refused. */
+function stateToResume(out: string, statePath: string, wanted: ReturnType<typeof argumentsOf>): ExportState | undefined {
+  // A state without its file (deleted to start over) is no export to go on from.
+  const kept = existsSync(out) ? readState(statePath) : undefined;
+  if (kept === undefined) {
+    if (!existsSync(out)) return undefined;
+    throw new Error(
+      existsSync(statePath)
+        ? `${statePath} holds no state to go on from: delete ${out} and ${statePath} to start over`
+        : `${out} exists and is no export of this command: choose another file`,
+    );
+  }
+  if (JSON.stringify(argumentsOf(kept)) !== JSON.stringify(wanted)) {
+    throw new Error(
+      `${out} holds an export of other arguments (${kept.list}, ${kept.format}, ${JSON.stringify(kept.filters)}): ` +
+        `choose another file, or delete ${out} and ${statePath} to start over`,
+    );
+  }
+  if (!kept.done && statSync(out).size < kept.bytes) {
+    throw new Error(
+      `${out} is shorter than its state says (${kept.bytes} bytes), so it cannot be resumed: delete ${out} and ${statePath} to start over`,
+    );
+  }
+  return kept;
 }
 
 export async function exportList(options: ExportOptions): Promise<ExportSummary> {
   const started = performance.now();
   const statePath = statePathOf(options.out);
   const wanted = argumentsOf({ ...options, bom: options.bom === true });
-  // A state without its file (deleted to start over) is no export to go on from.
-  const kept = existsSync(options.out) ? readState(statePath) : undefined;
-  if (kept === undefined && existsSync(options.out) && existsSync(statePath)) {
-    throw new Error(`${statePath} holds no state to go on from: delete ${options.out} and ${statePath} to start over`);
-  }
-  if (kept !== undefined) {
-    if (JSON.stringify(argumentsOf(kept)) !== JSON.stringify(wanted)) {
-      throw new Error(
-        `${options.out} holds an export of other arguments (${kept.list}, ${kept.format}, ${JSON.stringify(kept.filters)}): ` +
-          `choose another file, or delete ${options.out} and ${statePath} to start over`,
-      );
-    }
-  } else if (existsSync(options.out)) {
-    throw new Error(`${options.out} exists and is no export of this command: choose another file`);
-  }
+  const kept = stateToResume(options.out, statePath, wanted);
   if (kept?.done === true) return { records: kept.records, pages: kept.pages, seconds: 0, resumedAfter: undefined, alreadyDone: true };
-  if (kept !== undefined && statSync(options.out).size < kept.bytes) {
-    throw new Error(
-      `${options.out} is shorter than its state says (${kept.bytes} bytes), so it cannot be resumed: ` +
-        `delete ${options.out} and ${statePath} to start over`,
-    );
-  }
   const client = new CriblineClient({ baseUrl: options.baseUrl, apiKey: options.apiKey });
   const resource = new ListResource(client, options.list);
   const fields = options.format === "csv" ? await fieldsOf(client, options.list) : [];
