@@ -1,8 +1,10 @@
 /**
  * The export command of @cribline/client (`cribline-client export`, client/src/cli.ts) against a
  * real server: NDJSON and CSV (RFC 4180, a header from the schema, formulas neutralised) equal
- * to the list's pages; a run killed mid-way and run again has every record once; the key comes
- * from the environment only; progress on a terminal, a summary otherwise.
+ * to the list's pages, and --bom; a run killed mid-way and run again has every record once; a
+ * run that fails before writing a record leaves nothing behind; messages name the flags typed
+ * and the server not reached; the key comes from the environment only; progress on a terminal,
+ * a summary otherwise; --help and --version.
  */
 import { execFile, spawn } from "node:child_process";
 import { createServer } from "node:net";

@@ -1,8 +1,8 @@
 /**
  * An export's resume state, kept beside its file in `<file>.export-state.json` after every
- * page: a line of JSON a page, appended (one small write, where rewriting a file and renaming
- * it over the old one cost as much as the page itself). A kill mid-write leaves at most a last
- * line cut short, which is no JSON and is passed over: the line before it is a whole state.
+ * page: a line of JSON a page, appended by one small write, cheap beside the page's request
+ * (writing a whole file and renaming it over the old one is not). A kill mid-write leaves at
+ * most a last line cut short, which is no JSON and is passed over: the line before it holds.
  * The file is rewritten to its last state when a run starts and past COMPACT_AT, so it stays small.
  */
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
