@@ -102,6 +102,7 @@ describe("creating a webhook endpoint", () => {
     expect(reply.body).toEqual({
       id: expect.stringMatching(/^we_/),
       url: receiver.url,
+      description: null,
       events: ["withdrawal.created", "employee.updated"],
       enabled: true,
       disabledReason: null,
@@ -124,6 +125,7 @@ describe("creating a webhook endpoint", () => {
   });
 
   const long = `https://example.com/${"a".repeat(2000)}`;
+  const good = { url: "https://93.184.216.34/h", events: ["withdrawal.created"] };
   it.each<[string, unknown, string]>([
     ["no body", undefined, "invalid_body"],
     ["an array", [], "invalid_body"],
@@ -144,6 +146,8 @@ describe("creating a webhook endpoint", () => {
     ["an update of a transaction", { url: "https://93.184.216.34/h", events: ["withdrawal.updated"] }, "unknown_event"],
     ["an event type twice", { url: "https://93.184.216.34/h", events: ["withdrawal.created", "withdrawal.created"] }, "unknown_event"],
     ["an event type that is not a string", { url: "https://93.184.216.34/h", events: [1] }, "unknown_event"],
+    ["a description over 500 characters", { ...good, description: "d".repeat(501) }, "invalid_body"],
+    ["a description with a line break", { ...good, description: "ERP\nsync" }, "invalid_body"],
   ])("refuses %s with a 400 that says what to fix, and stores nothing", async (_label, body, code) => {
     const tenant = await newTenant(server());
     expectProblem(await call(tenant, "POST", BASE, body), 400, code);

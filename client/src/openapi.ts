@@ -413,7 +413,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description Events of the listed types are sent to `url`, signed as Standard Webhooks says with the secret in the answer (shown only here). The event types: `withdrawal.created`, `return.created`, `exchange.created`, `training-record.created`, `employee.created`, `employee.updated`, `cost-center.created`, `cost-center.updated`, `sector.created`, `sector.updated`, `product.created`, `product.updated`, `device.created`, `device.updated`. Loopback and private addresses are refused.
+         * @description Events of the listed types are sent to `url`, signed as Standard Webhooks says with the secret in the answer (shown only here). The event types: `withdrawal.created`, `return.created`, `exchange.created`, `training-record.created`, `employee.created`, `employee.updated`, `cost-center.created`, `cost-center.updated`, `sector.created`, `sector.updated`, `product.created`, `product.updated`, `device.created`, `device.updated`. Loopback and private addresses are refused. `description` (optional) says what the endpoint is for.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -442,7 +442,7 @@ export interface paths {
         head?: never;
         /**
          * Change a webhook endpoint
-         * @description Changes the fields sent (at least one), checked as at creation; the others, the secret and the attempt log stay. Every delivery sent from then on goes to the new `url`, those already queued included; events of the new `events` are queued from then on, and those already queued are still sent. `enabled` does what `/enable` and `/disable` do; a field equal to what is stored changes nothing.
+         * @description Changes the fields sent (at least one), checked as at creation; the others, the secret and the attempt log stay. Every delivery sent from then on goes to the new `url`, those already queued included; events of the new `events` are queued from then on, and those already queued are still sent. `enabled` does what `/enable` and `/disable` do; `description: null` removes the description; a field equal to what is stored changes nothing.
          */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
@@ -1145,6 +1145,7 @@ export interface components {
             id: string;
             /** @description Where events are sent. */
             url: string;
+            description: string | null;
             /** @description The event types sent to it. */
             events: string[];
             /** @description False while it is disabled: nothing is sent, and new events are not queued for it. */
@@ -1170,6 +1171,7 @@ export interface components {
             id: string;
             /** @description Where events are sent. */
             url: string;
+            description: string | null;
             /** @description The event types sent to it. */
             events: string[];
             /** @description False while it is disabled: nothing is sent, and new events are not queued for it. */
@@ -3418,6 +3420,7 @@ export interface operations {
                      */
                     url: string;
                     events: ("withdrawal.created" | "return.created" | "exchange.created" | "training-record.created" | "employee.created" | "employee.updated" | "cost-center.created" | "cost-center.updated" | "sector.created" | "sector.updated" | "product.created" | "product.updated" | "device.created" | "device.updated")[];
+                    description?: string | null;
                 };
             };
         };
@@ -3681,6 +3684,7 @@ export interface operations {
                      */
                     url?: string;
                     events?: ("withdrawal.created" | "return.created" | "exchange.created" | "training-record.created" | "employee.created" | "employee.updated" | "cost-center.created" | "cost-center.updated" | "sector.created" | "sector.updated" | "product.created" | "product.updated" | "device.created" | "device.updated")[];
+                    description?: string | null;
                     /** @description True sends to it again (its paused deliveries at once); false disables it, as `/disable` does. */
                     enabled?: boolean;
                 };

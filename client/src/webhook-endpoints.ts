@@ -7,7 +7,7 @@ import type { components, operations } from "./openapi.js";
 
 /** An endpoint as the API shows it: never its secret. */
 export type WebhookEndpoint = components["schemas"]["WebhookEndpoint"];
-/** What to change of an endpoint, at least one of `url`, `events`, `enabled`; the rest stays. */
+/** What to change of an endpoint, at least one of `url`, `events`, `description` (null removes it), `enabled`; the rest stays. */
 export type WebhookEndpointPatch = operations["updateWebhookEndpoint"]["requestBody"]["content"]["application/json"];
 
 export class WebhookEndpoints {

@@ -19,8 +19,10 @@ import { windowWeeksByNameMigration } from "./migrations/0015-window-weeks-by-na
 import { windowBucketsAsIntegersMigration } from "./migrations/0016-window-buckets-as-integers.js";
 import { postgresWindowRowsTextsTogetherMigration } from "./migrations/0017-postgres-window-rows-texts-together.js";
 import { dropLate171DaysMigration } from "./migrations/0018-drop-late-171-days.js";
+import { webhookEndpointDescriptionsMigration } from "./migrations/0019-webhook-endpoint-descriptions.js";
 
-function provider(storage: Storage): MigrationProvider {
+/** Every migration this build knows, by name; exported so that a test can build a schema a release behind. */
+export function migrationProvider(storage: Storage): MigrationProvider {
   return {
     async getMigrations(): Promise<Record<string, Migration>> {
       return {
@@ -42,6 +44,7 @@ function provider(storage: Storage): MigrationProvider {
         "0016-window-buckets-as-integers": windowBucketsAsIntegersMigration(),
         "0017-postgres-window-rows-texts-together": postgresWindowRowsTextsTogetherMigration(storage.engine),
         "0018-drop-late-171-days": dropLate171DaysMigration(),
+        "0019-webhook-endpoint-descriptions": webhookEndpointDescriptionsMigration(),
       };
     },
   };
@@ -56,7 +59,7 @@ export class MigrationError extends Error {
  * it does not know.
  */
 async function refuseNewerSchema(storage: Storage): Promise<void> {
-  const known = new Set(Object.keys(await provider(storage).getMigrations()));
+  const known = new Set(Object.keys(await migrationProvider(storage).getMigrations()));
   let applied: string[];
   try {
     const rows = await sql<{ name: string }>`select name from ${sql.table(DEFAULT_MIGRATION_TABLE)}`.execute(storage.db);
@@ -75,7 +78,7 @@ async function refuseNewerSchema(storage: Storage): Promise<void> {
 /** Brings the schema up to date; returns the names of the migrations it applied. */
 export async function migrateToLatest(storage: Storage): Promise<string[]> {
   await refuseNewerSchema(storage);
-  const migrator = new Migrator({ db: storage.db, provider: provider(storage) });
+  const migrator = new Migrator({ db: storage.db, provider: migrationProvider(storage) });
   const { error, results = [] } = await migrator.migrateToLatest();
   if (error !== undefined) {
     throw new MigrationError(`migration failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
@@ -98,7 +101,7 @@ export async function ensureSchema(storage: Storage): Promise<void> {
     return;
   }
   await refuseNewerSchema(storage);
-  const migrations = await new Migrator({ db: storage.db, provider: provider(storage) }).getMigrations();
+  const migrations = await new Migrator({ db: storage.db, provider: migrationProvider(storage) }).getMigrations();
   const missing = migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);
   if (missing.length === migrations.length) await migrateToLatest(storage);
   else if (missing.length > 0) {

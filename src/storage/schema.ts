@@ -79,6 +79,8 @@ export interface WebhookEndpointTable {
   tenant_id: number;
   id: string;
   url: string;
+  /** What an admin wrote the endpoint is for; null when none. */
+  description: string | null;
   /** Event types, space-separated. */
   events: string;
   secret: string;

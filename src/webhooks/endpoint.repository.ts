@@ -29,6 +29,7 @@ export async function insertEndpoint(
   url: string,
   events: readonly string[],
   now: number,
+  description: string | null = null,
 ): Promise<NewEndpoint> {
   const endpoint: NewEndpoint = {
     id: `we_${randomBytes(12).toString("base64url")}`,
@@ -43,6 +44,7 @@ export async function insertEndpoint(
       tenant_id: tenantId,
       id: endpoint.id,
       url,
+      description,
       events: events.join(" "),
       secret: endpoint.secret,
       previous_secret: null,
@@ -135,6 +137,8 @@ async function moveDeliveries(trx: Transaction<Schema>, tenantId: number, id: st
 export interface EndpointChange {
   url?: string;
   events?: readonly string[];
+  /** Null removes it. */
+  description?: string | null;
   /** False disables it with `reason`; true enables it. */
   enabled?: boolean;
 }
@@ -162,6 +166,7 @@ export async function changeEndpoint(
     const set = {
       ...(change.url !== undefined && change.url !== current.url ? { url: change.url } : {}),
       ...(events !== undefined && events !== current.events ? { events } : {}),
+      ...(change.description !== undefined && change.description !== current.description ? { description: change.description } : {}),
       ...(switched ? disabledBy(change.enabled === true ? null : reason, now) : {}),
     };
     if (Object.keys(set).length === 0) return current;

@@ -42,7 +42,7 @@ export function registerEndpointRoutes(
         tags: DOCS.tags,
         operationId: "createWebhookEndpoint",
         summary: "Create a webhook endpoint",
-        description: `Events of the listed types are sent to \`url\`, signed as Standard Webhooks says with the secret in the answer (shown only here). The event types: ${EVENT_TYPES.map((e) => `\`${e}\``).join(", ")}. Loopback and private addresses are refused.`,
+        description: `Events of the listed types are sent to \`url\`, signed as Standard Webhooks says with the secret in the answer (shown only here). The event types: ${EVENT_TYPES.map((e) => `\`${e}\``).join(", ")}. Loopback and private addresses are refused. \`description\` (optional) says what the endpoint is for.`,
         security: DOCS.security,
         body: EndpointBody,
         response: { 201: Type.Ref(WebhookEndpointWithSecret), ...problemResponses(400, 401, 403, 415) },
@@ -104,7 +104,7 @@ export function registerEndpointRoutes(
         operationId: "updateWebhookEndpoint",
         summary: "Change a webhook endpoint",
         description:
-          "Changes the fields sent (at least one), checked as at creation; the others, the secret and the attempt log stay. Every delivery sent from then on goes to the new `url`, those already queued included; events of the new `events` are queued from then on, and those already queued are still sent. `enabled` does what `/enable` and `/disable` do; a field equal to what is stored changes nothing.",
+          "Changes the fields sent (at least one), checked as at creation; the others, the secret and the attempt log stay. Every delivery sent from then on goes to the new `url`, those already queued included; events of the new `events` are queued from then on, and those already queued are still sent. `enabled` does what `/enable` and `/disable` do; `description: null` removes the description; a field equal to what is stored changes nothing.",
         security: DOCS.security,
         params: IdParams,
         body: EndpointPatch,

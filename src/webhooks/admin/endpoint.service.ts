@@ -60,7 +60,7 @@ export async function createEndpoint(
 ): Promise<{ row: EndpointRow; secret: string }> {
   const input: Static<typeof EndpointBody> = readBody(EndpointBody, ENDPOINT_RULES, body);
   const url = await checkEndpointUrl(input.url, allowPrivate, resolveHost);
-  const created = await insertEndpoint(db, tenantId, url, input.events, now);
+  const created = await insertEndpoint(db, tenantId, url, input.events, now, input.description ?? null);
   return { row: await getEndpoint(db, tenantId, created.id), secret: created.secret };
 }
 
@@ -99,7 +99,7 @@ export async function updateEndpoint(
     throw new ApiError("invalid_body", `send at least one field to change: ${Object.keys(EndpointPatch.properties).join(", ")}`);
   }
   const url = input.url === undefined ? undefined : await checkEndpointUrl(input.url, allowPrivate, resolveHost);
-  const change = { url, events: input.events, enabled: input.enabled };
+  const change = { url, events: input.events, description: input.description, enabled: input.enabled };
   return found(await changeEndpoint(db, tenantId, id, change, DISABLED_BY_ADMIN, now), id);
 }
 

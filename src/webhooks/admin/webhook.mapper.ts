@@ -12,6 +12,7 @@ export function toEndpoint(row: EndpointRow): Static<typeof WebhookEndpoint> {
   return {
     id: row.id,
     url: row.url,
+    description: row.description,
     events: row.events.split(" "),
     enabled: row.disabled_at === null,
     disabledReason: row.disabled_reason,

@@ -4,7 +4,7 @@
  * document shows and the serializer writes.
  */
 import { FormatRegistry, Type, type TSchema } from "@sinclair/typebox";
-import { DateTime, StringEnum } from "../../collections/fields.js";
+import { DateTime, Nullable, StringEnum, Text } from "../../collections/fields.js";
 import type { FieldRules } from "../../platform/body.js";
 import { EVENT_TYPES } from "../events.js";
 
@@ -12,9 +12,14 @@ import { EVENT_TYPES } from "../events.js";
 FormatRegistry.Set("uri", (value) => URL.canParse(value));
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
+const DESCRIPTION_MAX = 500;
+// Text as the records' fields take it (no control characters, well-formed), so both engines store it alike.
+const Description = Nullable(Text("What the endpoint is for, for people; null when it has none.", DESCRIPTION_MAX));
+
 const endpointFields = {
   id: Type.String({ description: "The endpoint's id, `we_...`." }),
   url: Type.String({ description: "Where events are sent." }),
+  description: Description,
   events: Type.Array(Type.String(), { description: "The event types sent to it." }),
   enabled: Type.Boolean({ description: "False while it is disabled: nothing is sent, and new events are not queued for it." }),
   disabledReason: nullable(Type.String({ description: "Why it was disabled: by an admin, or because it answered 410 Gone." })),
@@ -76,6 +81,7 @@ export const EndpointBody = Type.Object(
   {
     url: Type.String({ format: "uri", maxLength: 2000, examples: ["https://example.com/cribline-events"] }),
     events: Type.Array(StringEnum(EVENT_TYPES), { minItems: 1, uniqueItems: true }),
+    description: Type.Optional(Description),
   },
   { additionalProperties: false },
 );
@@ -86,6 +92,10 @@ export const ENDPOINT_RULES: FieldRules<typeof EndpointBody> = {
     expects: `an absolute https:// (or http://) URL of at most ${EndpointBody.properties.url.maxLength} characters`,
   },
   events: { code: "unknown_event", expects: `a non-empty list of event types, each once; the event types are ${EVENT_TYPES.join(", ")}` },
+  description: {
+    code: "invalid_body",
+    expects: `text of 1 to ${DESCRIPTION_MAX} characters (UTF-16 code units) without control characters, or null for none`,
+  },
 };
 
 /** A change of an endpoint: the fields to change, checked as at creation; at least one. */
@@ -93,6 +103,7 @@ export const EndpointPatch = Type.Object(
   {
     url: Type.Optional(EndpointBody.properties.url),
     events: Type.Optional(EndpointBody.properties.events),
+    description: Type.Optional(Description),
     enabled: Type.Optional(
       Type.Boolean({ description: "True sends to it again (its paused deliveries at once); false disables it, as `/disable` does." }),
     ),
