@@ -9,39 +9,15 @@ import { unknownSettingWarnings } from "../platform/setting-names.js";
 import { hashKey, isKeyId, isWellFormedKey, parseScopes, KEY_PREFIX } from "../platform/keys.js";
 import { formatTime, parseRfc3339 } from "../platform/time.js";
 import { backupSqlite } from "../storage/backup.js";
-import { openStorage, type Storage } from "../storage/database.js";
-import { ensureSchema, migrateToLatest } from "../storage/migrate.js";
+import { openStorage } from "../storage/database.js";
+import { migrateToLatest } from "../storage/migrate.js";
 import { seedDemo } from "../demo/demo.service.js";
 import { serve } from "../workers.js";
-import {
-  findKeyByHash,
-  findTenantBySlug,
-  listKeys,
-  listTenantLimits,
-  revokeKey,
-  setTenantLimits,
-  tenantLimits,
-} from "../tenants/tenant.repository.js";
-import { createTenant, issueKey } from "../tenants/tenant.service.js";
+import { findKeyByHash, findKeyById, findTenantBySlug, listKeys, revokeKey } from "../tenants/tenant.repository.js";
+import { issueKey } from "../tenants/tenant.service.js";
 import { importNdjson } from "./import.js";
-
-function out(line: string): void {
-  process.stdout.write(`${line}\n`);
-}
-function err(line: string): void {
-  process.stderr.write(`${line}\n`);
-}
-
-/** Opens the configured database, readies its schema (see ensureSchema), runs `work`, and closes it. */
-async function withStorage<T>(config: Config, work: (storage: Storage) => Promise<T>): Promise<T> {
-  const storage = await openStorage(config.database);
-  try {
-    await ensureSchema(storage);
-    return await work(storage);
-  } finally {
-    await storage.close();
-  }
-}
+import { err, out, withStorage } from "./io.js";
+import { addTenantCommands } from "./tenant.commands.js";
 
 function wholeNumber(raw: string): number {
   if (!/^[1-9]\d{0,3}$/.test(raw)) throw new InvalidArgumentError("must be a whole number from 1 to 9999");
@@ -63,19 +39,6 @@ function expiry(raw: string): number {
       "must be an RFC 3339 date-time with time and zone, such as 2027-01-01T00:00:00Z, or a number of days, such as 90d",
     );
   return time.ms;
-}
-
-/** A rate limit given on the command line: a whole number of requests, or `default` (null). */
-function limitValue(raw: string): number | "default" {
-  if (raw === "default") return raw;
-  if (!/^[1-9]\d{0,8}$/.test(raw)) throw new InvalidArgumentError("must be a whole number from 1 to 999999999, or default");
-  return Number(raw);
-}
-
-function describeLimits(slug: string, limits: { read: number | null; sync: number | null }, settings: Config): string {
-  const { read, sync, windowSeconds } = settings.rateLimits;
-  const one = (own: number | null, fallback: number) => (own === null ? `${fallback} (default)` : String(own));
-  return `${slug}\tread ${one(limits.read, read)}\tsync ${one(limits.sync, sync)}\tper key every ${windowSeconds} s`;
 }
 
 function positiveNumber(raw: string): number {
@@ -108,13 +71,7 @@ export function buildCli(config: () => Config): Command {
       }
     });
 
-  const tenants = program.command("tenants").description("manage tenants");
-  tenants
-    .command("create <slug>")
-    .description("create a tenant")
-    .action(async (slug: string) =>
-      withStorage(config(), async ({ db }) => out(`created tenant "${slug}" (id ${await createTenant(db, slug)})`)),
-    );
+  addTenantCommands(program, config);
 
   const keys = program.command("keys").description("manage API keys");
   keys
@@ -173,40 +130,11 @@ export function buildCli(config: () => Config): Command {
         // A whole key counts only when it is the stored one: its first characters could be another key's id.
         const keyId = byId ? given : (await findKeyByHash(db, hashKey(given)))?.keyId;
         if (keyId === undefined) throw new InvalidArgumentError("no key matches the key given");
-        if (!(await revokeKey(db, keyId, Date.now()))) throw new InvalidArgumentError(`no active key ${keyId}`);
-        out(`revoked ${keyId}`);
-      }),
-    );
-
-  const limits = program.command("limits").description("per-tenant rate limits (requests per key per window; see the README)");
-  limits
-    .command("set")
-    .description("give a tenant its own limits, or `default` to go back to the deployment's")
-    .requiredOption("--tenant <slug>", "the tenant")
-    .option("--read <n>", "requests per window of each key, syncs aside, or default", limitValue)
-    .option("--sync <n>", "sync requests per window of each key, or default", limitValue)
-    .action(async (options: { tenant: string; read?: number | "default"; sync?: number | "default" }) =>
-      withStorage(config(), async ({ db }) => {
-        if (options.read === undefined && options.sync === undefined) throw new InvalidArgumentError("give --read, --sync or both");
-        const tenant = await findTenantBySlug(db, options.tenant);
-        if (tenant === undefined) throw new InvalidArgumentError(`no tenant "${options.tenant}"`);
-        const current = await tenantLimits(db, tenant.id);
-        const given = (value: number | "default" | undefined, now: number | null) =>
-          value === undefined ? now : value === "default" ? null : value;
-        const next = { read: given(options.read, current.read), sync: given(options.sync, current.sync) };
-        await setTenantLimits(db, options.tenant, next);
-        out(describeLimits(options.tenant, next, config()));
-      }),
-    );
-  limits
-    .command("show")
-    .description("the limits each tenant's keys have")
-    .option("--tenant <slug>", "only this tenant")
-    .action(async (options: { tenant?: string }) =>
-      withStorage(config(), async ({ db }) => {
-        const tenants = await listTenantLimits(db, options.tenant);
-        if (options.tenant !== undefined && tenants.length === 0) throw new InvalidArgumentError(`no tenant "${options.tenant}"`);
-        for (const t of tenants) out(describeLimits(t.slug, t, config()));
+        if (await revokeKey(db, keyId, Date.now())) return out(`revoked ${keyId}`);
+        // Revoking a revoked key changes nothing, as over the API; say since when.
+        const revokedAt = (await findKeyById(db, keyId))?.revokedAt ?? null;
+        if (revokedAt === null) throw new InvalidArgumentError(`no key ${keyId}`);
+        out(`${keyId} was already revoked at ${formatTime(revokedAt)}`);
       }),
     );
 

@@ -6,6 +6,7 @@
  * when another process writes. The copy is then opened on its own and checked.
  */
 import { closeSync, existsSync, openSync, rmSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { PRIVATE_FILE_MODE } from "./private-files.js";
 
@@ -29,8 +30,10 @@ function createPrivateFile(target: string): void {
   try {
     closeSync(openSync(target, "wx", PRIVATE_FILE_MODE));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") {
-      throw new BackupError(`${target} exists already: a backup never overwrites a file`, { cause: error });
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") throw new BackupError(`${target} exists already: a backup never overwrites a file`, { cause: error });
+    if (code === "ENOENT" || code === "ENOTDIR") {
+      throw new BackupError(`no folder ${dirname(resolve(target))} to write the backup into: create it first`, { cause: error });
     }
     throw error;
   }

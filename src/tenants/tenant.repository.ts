@@ -28,6 +28,33 @@ export async function findTenantBySlug(db: Kysely<Schema>, slug: string): Promis
   return db.selectFrom("tenants").select(["id", "slug"]).where("slug", "=", slug).executeTakeFirst();
 }
 
+export interface TenantSummary {
+  slug: string;
+  createdAt: number;
+  /** Its keys, whatever their state, and those that work at the time asked about. */
+  keys: number;
+  activeKeys: number;
+}
+
+/** Every tenant, by slug, with how many keys it has and how many of them neither are revoked nor expired at `now`. */
+export async function listTenants(db: Kysely<Schema>, now: number): Promise<TenantSummary[]> {
+  const rows = await db
+    .selectFrom("tenants")
+    .leftJoin("api_keys", "api_keys.tenant_id", "tenants.id")
+    .select((eb) => [
+      "tenants.slug",
+      "tenants.created_at",
+      eb.fn.count<number>("api_keys.key_id").as("keys"),
+      sql<number>`count(case when ${eb.ref("api_keys.revoked_at")} is null and (${eb.ref("api_keys.expires_at")} is null or ${eb.ref("api_keys.expires_at")} > ${now}) then ${eb.ref("api_keys.key_id")} end)`.as(
+        "active_keys",
+      ),
+    ])
+    .groupBy(["tenants.id", "tenants.slug", "tenants.created_at"])
+    .orderBy("tenants.slug")
+    .execute();
+  return rows.map((r) => ({ slug: r.slug, createdAt: Number(r.created_at), keys: Number(r.keys), activeKeys: Number(r.active_keys) }));
+}
+
 export async function countTenants(db: Kysely<Schema>): Promise<number> {
   const row = await db
     .selectFrom("tenants")
@@ -118,6 +145,17 @@ export async function listKeys(db: Kysely<Schema>, tenantSlug: string | undefine
   let q = db.selectFrom("api_keys").innerJoin("tenants", "tenants.id", "api_keys.tenant_id").select(keyColumns);
   if (tenantSlug !== undefined) q = q.where("tenants.slug", "=", tenantSlug);
   return (await q.orderBy("tenants.slug").orderBy("api_keys.created_at").orderBy("api_keys.key_id").execute()).map(toKeyRow);
+}
+
+/** A key by its id, of any tenant (the operator's command line). */
+export async function findKeyById(db: Kysely<Schema>, keyId: string): Promise<KeyRow | undefined> {
+  const row = await db
+    .selectFrom("api_keys")
+    .innerJoin("tenants", "tenants.id", "api_keys.tenant_id")
+    .select(keyColumns)
+    .where("api_keys.key_id", "=", keyId)
+    .executeTakeFirst();
+  return row === undefined ? undefined : toKeyRow(row);
 }
 
 /** Marks a key revoked; false when there is no such key or it was revoked already. */
