@@ -1,14 +1,17 @@
 /**
  * The operator's command line, run as the real executable (README: "Command line"): what each
- * command says when it has done its work, `tenants list`, a revocation done twice, and a
- * backup into a folder that is missing.
+ * command says when it has done its work, `tenants list`, a revocation done twice, a backup
+ * into a folder that is missing, and `--version` and `--help` of every documented command.
  */
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { lastLine, useCliWorkspace, type CliResult } from "./support/cli.js";
 
 const workspace = useCliWorkspace();
 
+const README = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+const PACKAGE = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
 const TIME = "\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z";
 
 function expectSuccess(result: CliResult): CliResult {
@@ -78,4 +81,43 @@ describe("backup", () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(`cribline: no folder ${join(ws.dir, "missing")} to write the backup into: create it first\n`);
   });
+});
+
+/** The commands of the README's command-line block, as written there (placeholders and all). */
+function documentedCommands(): string[][] {
+  const section = README.slice(README.indexOf("### Command line"));
+  const block = section.slice(section.indexOf("```sh"), section.indexOf("```", section.indexOf("```sh") + 5));
+  return block
+    .split("\n")
+    .filter((line) => line.startsWith("bin/cribline "))
+    .map((line) => line.replace(/#.*/, "").replace(/\[.*$/, "").trim().split(/\s+/).slice(1))
+    .filter((words) => !words[0]!.startsWith("-"));
+}
+
+describe("--version and --help", () => {
+  it("--version prints the version of package.json and exits 0", async () => {
+    for (const flag of ["--version", "-V"]) {
+      const result = await workspace().run([flag]);
+      expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({
+        code: 0,
+        stdout: `${PACKAGE.version}\n`,
+        stderr: "",
+      });
+    }
+  });
+
+  it("--help shows every command, and each command of the README answers --help", async () => {
+    const ws = workspace();
+    const top = expectSuccess(await ws.run(["--help"]));
+    expect(top.stdout).toMatch(/^Usage: cribline/);
+    expect(top.stdout).toContain("--version");
+    const commands = documentedCommands();
+    expect(commands.map((c) => c.slice(0, 2).join(" "))).toContain("tenants list");
+    for (const command of commands) {
+      const help = await ws.run([...command, "--help"]);
+      expect(help.code, `${command.join(" ")} --help: ${help.stderr}`).toBe(0);
+      expect(help.stdout).toMatch(new RegExp(`^Usage: cribline ${command[0]}`));
+      expect(top.stdout).toContain(`  ${command[0]}`);
+    }
+  }, 120_000);
 });

@@ -1,5 +1,6 @@
 /** The `cribline` command line. Every command reads its settings from the environment once. */
 import cluster from "node:cluster";
+import { readFileSync } from "node:fs";
 import { Command, InvalidArgumentError } from "commander";
 import { findCollection, COLLECTIONS } from "../collections/registry.js";
 import { buildApp } from "../app.js";
@@ -18,6 +19,11 @@ import { issueKey } from "../tenants/tenant.service.js";
 import { importNdjson } from "./import.js";
 import { err, out, withStorage } from "./io.js";
 import { addTenantCommands } from "./tenant.commands.js";
+
+/** The version in package.json, two folders up from this file in src/ and in dist/ alike. */
+function version(): string {
+  return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+}
 
 function wholeNumber(raw: string): number {
   if (!/^[1-9]\d{0,3}$/.test(raw)) throw new InvalidArgumentError("must be a whole number from 1 to 9999");
@@ -48,7 +54,10 @@ function positiveNumber(raw: string): number {
 }
 
 export function buildCli(config: () => Config): Command {
-  const program = new Command("cribline").description("cribline: records API for dispensing devices").showHelpAfterError();
+  const program = new Command("cribline")
+    .description("cribline: records API for dispensing devices")
+    .version(version(), "-V, --version", "print the version")
+    .showHelpAfterError();
 
   program
     .command("serve")
