@@ -15,6 +15,7 @@ import { clientErrorHandler, frameworkErrors, installErrorHandling, installServe
 import { installJsonBodyParser } from "./platform/json-body.js";
 import { Problem } from "./platform/problem.js";
 import { RouteBook } from "./platform/route-book.js";
+import { carriesSecret, maskSecrets } from "./platform/secrets.js";
 import type { Storage } from "./storage/storage.js";
 import { registerSyncRoutes } from "./sync/sync.routes.js";
 import { openRateStore, type RateStore } from "./platform/rate-limit.js";
@@ -52,26 +53,27 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /**
  * What a request's log line says of its URL: the path and the names of the query parameters,
  * in order, without their values, which hold cursors and what clients search for (names).
+ * Any key or webhook secret in them is masked: a client may put a whole key in a path.
  */
 function pathAndParams(url: string): { path: string; params?: string[] } {
   const mark = url.indexOf("?");
-  if (mark < 0) return { path: url };
+  if (mark < 0) return { path: maskSecrets(url) };
   const params = url
     .slice(mark + 1)
     .split("&")
     .filter((pair) => pair !== "")
-    .map((pair) => pair.split("=", 1)[0] ?? "");
-  return { path: url.slice(0, mark), params };
+    .map((pair) => maskSecrets(pair.split("=", 1)[0] ?? ""));
+  return { path: maskSecrets(url.slice(0, mark)), params };
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     // Readable lines for a person at a terminal; JSON, one object a line, for everything else.
     logger: { level: deps.config.logLevel, ...(process.stdout.isTTY ? { transport: PRETTY_LOGS } : {}) },
-    // A caller's request id is kept when it is safe to log; otherwise cribline makes one.
+    // A caller's request id is kept when it is safe to log (and holds no secret); otherwise cribline makes one.
     genReqId: (req) => {
       const given = req.headers["x-request-id"];
-      return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+      return typeof given === "string" && REQUEST_ID.test(given) && !carriesSecret(given) ? given : randomUUID();
     },
     bodyLimit: deps.config.syncBodyLimit,
     // A request that comes on an open connection while the server closes is answered as any

@@ -8,6 +8,7 @@ import { loadConfig, type Config } from "../platform/config.js";
 import { CursorCodec } from "../platform/cursor.js";
 import { unknownSettingWarnings } from "../platform/setting-names.js";
 import { hashKey, isKeyId, isWellFormedKey, parseScopes, KEY_PREFIX } from "../platform/keys.js";
+import { maskSecrets } from "../platform/secrets.js";
 import { formatTime, parseRfc3339 } from "../platform/time.js";
 import { backupSqlite } from "../storage/backup.js";
 import { openStorage } from "../storage/database.js";
@@ -134,7 +135,9 @@ export function buildCli(config: () => Config): Command {
       withStorage(config(), async ({ db }) => {
         const byId = isKeyId(given);
         if (!byId && !isWellFormedKey(given)) {
-          throw new InvalidArgumentError(`"${given}" is neither a key id (${KEY_PREFIX} and 8 letters or digits) nor a whole key`);
+          throw new InvalidArgumentError(
+            `"${maskSecrets(given)}" is neither a key id (${KEY_PREFIX} and 8 letters or digits) nor a whole key`,
+          );
         }
         // A whole key counts only when it is the stored one: its first characters could be another key's id.
         const keyId = byId ? given : (await findKeyByHash(db, hashKey(given)))?.keyId;

@@ -10,6 +10,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ApiError } from "./errors.js";
 import { ERRORS } from "./error-codes.js";
 import { PROBLEM_CONTENT_TYPE, type ProblemBody } from "./problem.js";
+import { maskSecrets } from "./secrets.js";
 
 /** Framework errors in cribline's terms: every 4xx keeps its meaning, none becomes a 500. */
 function fromFramework(error: FastifyError): ApiError | undefined {
@@ -35,9 +36,25 @@ function fromFramework(error: FastifyError): ApiError | undefined {
   return status >= 400 && status < 500 ? new ApiError("bad_request", "the request could not be processed as sent") : undefined;
 }
 
+/**
+ * The problem an error is answered with. Its text is masked (secrets.ts) here, where it leaves
+ * the process: a detail may echo a path, an id or a parameter that holds a whole key.
+ */
 export function toProblem(error: ApiError): ProblemBody {
   const { status, title } = ERRORS[error.code];
-  return { type: "about:blank", status, title, detail: error.detail, code: error.code, ...error.extras };
+  const { param, errors, ids } = error.extras;
+  return {
+    type: "about:blank",
+    status,
+    title,
+    detail: maskSecrets(error.detail),
+    code: error.code,
+    ...(param === undefined ? {} : { param: maskSecrets(param) }),
+    ...(errors === undefined
+      ? {}
+      : { errors: errors.map((e) => ({ index: e.index, field: maskSecrets(e.field), message: maskSecrets(e.message) })) }),
+    ...(ids === undefined ? {} : { ids: ids.map(maskSecrets) }),
+  };
 }
 
 export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply {
