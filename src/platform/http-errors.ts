@@ -124,16 +124,32 @@ function writeProblem(socket: Socket, error: ApiError, headers: Record<string, s
   );
 }
 
+/** How many times a request carries a header (`name` in lower case), whether Node joined, dropped or kept the repeats. */
+export function headerCount(request: IncomingMessage, name: string): number {
+  let count = 0;
+  const raw = request.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const header = raw[i] ?? "";
+    if (header.length === name.length && header.toLowerCase() === name) count += 1;
+  }
+  return count;
+}
+
 /**
  * What Node's HTTP server answers itself, or not at all, answered in the problem format: a
  * request without `Host` (HTTP/1.1 requires one; the server is made not to refuse it bare, see
  * app.ts), an `Expect` other than `100-continue` (417), and `CONNECT` (cribline is no proxy).
+ * Node takes the first of several `Authorization` headers; such a request is refused here.
  */
 export function installServerAnswers(app: FastifyInstance): void {
   app.addHook("onRequest", async (request) => {
     // HTTP/1.0 has no Host requirement (health probes still send such requests).
     if (request.raw.httpVersion !== "1.0" && (request.headers.host === undefined || request.headers.host === "")) {
       throw new ApiError("bad_request", "the request has no Host header, which HTTP/1.1 requires");
+    }
+    // Node keeps the first of several and drops the rest: which one the client meant is unknowable.
+    if (headerCount(request.raw, "authorization") > 1) {
+      throw new ApiError("bad_request", "the request has more than one Authorization header: send one, Authorization: Bearer <API key>");
     }
   });
   app.server.on("checkExpectation", (request: IncomingMessage, response: ServerResponse) => {

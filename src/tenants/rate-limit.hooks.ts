@@ -10,6 +10,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { ApiError } from "../platform/errors.js";
+import { headerCount } from "../platform/http-errors.js";
 import { hashKey, isWellFormedKey } from "../platform/keys.js";
 import type { Policy, RateLimitSettings, RateStore, Standing } from "../platform/rate-limit.js";
 import type { Schema } from "../storage/schema.js";
@@ -26,8 +27,12 @@ declare module "fastify" {
   }
 }
 
-/** The hash of the request's key when it has cribline's form; undefined for anything else. */
+/**
+ * The hash of the request's key when it has cribline's form; undefined for anything else, and
+ * for several Authorization headers (refused with 400, counted against the address).
+ */
 function wellFormedKeyHash(request: FastifyRequest): string | undefined {
+  if (headerCount(request.raw, "authorization") > 1) return undefined;
   const key = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? "")?.[1];
   return key !== undefined && isWellFormedKey(key) ? hashKey(key) : undefined;
 }
