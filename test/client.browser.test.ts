@@ -84,7 +84,15 @@ describe("the client as a package", () => {
     const files = packed!.files.map((file) => file.path);
     expect(packed!.name).toBe("@cribline/client");
     expect(files).toEqual(
-      expect.arrayContaining(["package.json", "README.md", "dist/index.js", "dist/index.d.ts", "dist/cli.js", "dist/webhooks.js"]),
+      expect.arrayContaining([
+        "package.json",
+        "README.md",
+        "bin/cribline-client.js",
+        "dist/index.js",
+        "dist/index.d.ts",
+        "dist/cli.js",
+        "dist/webhooks.js",
+      ]),
     );
     expect(files.filter((file) => file.startsWith("src/"))).toEqual([]);
     const manifest = JSON.parse(readFileSync(join(CLIENT, "package.json"), "utf8"));
