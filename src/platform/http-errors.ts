@@ -12,11 +12,19 @@ import { ERRORS } from "./error-codes.js";
 import { PROBLEM_CONTENT_TYPE, type ProblemBody } from "./problem.js";
 import { maskSecrets } from "./secrets.js";
 
-/** Framework errors in cribline's terms: every 4xx keeps its meaning, none becomes a 500. */
-function fromFramework(error: FastifyError): ApiError | undefined {
+/**
+ * Framework errors in cribline's terms: every 4xx keeps its meaning, none becomes a 500.
+ * `bodyLimit` is the route's largest body in bytes, when the request reached a route.
+ */
+function fromFramework(error: FastifyError, bodyLimit: number | undefined): ApiError | undefined {
   switch (error.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
-      return new ApiError("payload_too_large", "the request body is larger than this endpoint accepts");
+      return new ApiError(
+        "payload_too_large",
+        bodyLimit === undefined
+          ? "the request body is larger than this endpoint accepts"
+          : `the request body is larger than ${bodyLimit} bytes, the most this endpoint accepts`,
+      );
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return new ApiError("unsupported_media_type", "send the body as JSON with Content-Type: application/json");
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
@@ -64,7 +72,7 @@ export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply 
 /** Fastify's router errors (a URL it cannot decode, a path segment too long), as problems. */
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   reply.header("x-request-id", request.id);
-  void sendProblem(reply, fromFramework(error) ?? new ApiError("bad_request", "the request could not be processed as sent"));
+  void sendProblem(reply, fromFramework(error, undefined) ?? new ApiError("bad_request", "the request could not be processed as sent"));
 }
 
 /**
@@ -78,7 +86,7 @@ export function installErrorHandling(app: FastifyInstance, unavailable: (error: 
         ? error
         : unavailable(error)
           ? new ApiError("service_unavailable", "the database is not available right now; retry shortly", {}, { "retry-after": "1" })
-          : fromFramework(error);
+          : fromFramework(error, request.routeOptions.bodyLimit);
     if (known !== undefined) {
       if (known.status >= 500) request.log.error({ err: error }, "request failed");
       return sendProblem(reply, known);

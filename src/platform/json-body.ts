@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ApiError } from "./errors.js";
+import { jsonFault, lineAndColumn } from "./json-fault.js";
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
@@ -42,6 +43,19 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       done(new ApiError("invalid_body", "the request body is not valid UTF-8: send JSON encoded as UTF-8"));
       return;
     }
-    void parseJson(request, text, done);
+    void parseJson(request, text, (error, value) => done(error === null ? null : notJson(text), value));
   });
+}
+
+/** Why the parser refused a body: where it stops being JSON, or the keys that are refused in it. */
+function notJson(text: string): ApiError {
+  const fault = jsonFault(text);
+  if (fault === undefined) {
+    return new ApiError("invalid_body", 'the request body holds a "__proto__" or "constructor" key, which is refused');
+  }
+  const found = fault.offset >= text.length ? "the body ends" : `found ${JSON.stringify(text.slice(fault.offset, fault.offset + 1))}`;
+  return new ApiError(
+    "invalid_body",
+    `the request body is not valid JSON: at ${lineAndColumn(text, fault.offset)} (character ${fault.offset + 1}), expected ${fault.expected}; ${found}`,
+  );
 }

@@ -68,6 +68,16 @@ function quoted(raw: string): string {
   return JSON.stringify(raw.length > 100 ? `${raw.slice(0, 100)}...` : raw);
 }
 
+/**
+ * A query string reads `+` as a space, so a time zone `+01:00` sent unencoded arrives as
+ * ` 01:00`: when the value would be valid with its spaces as `+`, the error says so.
+ */
+function plusHint(raw: string, param: Param): string {
+  return raw.includes(" ") && param.parse(raw.replaceAll(" ", "+")) !== undefined
+    ? '; a "+" in a query string means a space: send it as %2B'
+    : "";
+}
+
 /** Each parameter's value and its text, in the order sent; unknown, repeated, empty and malformed ones are refused. */
 export function parseParams(
   rawQuery: string,
@@ -81,7 +91,9 @@ export function parseParams(
     if (values.has(name)) throw new ApiError("repeated_parameter", `parameter "${name}" is repeated; send it once`, { param: name });
     if (raw === "") throw new ApiError("empty_parameter", `parameter "${name}" is empty; send a value or leave it out`, { param: name });
     const value = param.parse(raw);
-    if (value === undefined) throw new ApiError(param.error, `${name} must be ${param.expects}; got ${quoted(raw)}`, { param: name });
+    if (value === undefined) {
+      throw new ApiError(param.error, `${name} must be ${param.expects}; got ${quoted(raw)}${plusHint(raw, param)}`, { param: name });
+    }
     values.set(name, value);
     texts.push([name, raw]);
   }
