@@ -116,3 +116,33 @@ describe("a body over the limit", () => {
     );
   });
 });
+
+describe("an empty body with Content-Type: application/json", () => {
+  const empty = (key: string) => ({ key, rawBody: "", headers: { "content-type": "application/json" } });
+
+  it("is no body on the actions that take none", async () => {
+    const tenant = await newTenant(server());
+    const id = tenant.keys.read.slice(0, 13);
+    const revoked = await request(server(), "POST", `/v1/api-keys/${id}/revoke`, empty(tenant.keys.admin));
+    expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+    expect(revoked.body.revokedAt).not.toBeNull();
+    const made = await request(server(), "POST", "/v1/webhook-endpoints", {
+      key: tenant.keys.admin,
+      body: { url: "http://127.0.0.1:9/hook", events: ["withdrawal.created"] },
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    for (const action of ["rotate-secret", "disable", "enable"]) {
+      const reply = await request(server(), "POST", `/v1/webhook-endpoints/${made.body.id}/${action}`, empty(tenant.keys.admin));
+      expect(reply.status, `${action}: ${JSON.stringify(reply.body)}`).toBe(200);
+    }
+  });
+
+  it("is still refused where a body is required", async () => {
+    const tenant = await newTenant(server());
+    for (const path of ["/v1/api-keys", "/v1/webhook-endpoints", "/v1/sync/withdrawals"]) {
+      const reply = await request(server(), "POST", path, empty(tenant.keys.all));
+      expectProblem(reply, 400, "invalid_body");
+    }
+    expect((await get(server(), "/v1/api-keys", tenant.keys.admin)).body.data).toHaveLength(4);
+  });
+});

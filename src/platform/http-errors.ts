@@ -27,8 +27,6 @@ function fromFramework(error: FastifyError, bodyLimit: number | undefined): ApiE
       );
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return new ApiError("unsupported_media_type", "send the body as JSON with Content-Type: application/json");
-    case "FST_ERR_CTP_EMPTY_JSON_BODY":
-      return new ApiError("invalid_body", "the request body is empty: send a JSON object");
     case "FST_ERR_CTP_INVALID_JSON_BODY":
     case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
       return new ApiError("invalid_body", "the request body is not valid JSON");

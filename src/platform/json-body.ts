@@ -38,6 +38,12 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       done(new ApiError("unsupported_media_type", `send the body as JSON in UTF-8 (Content-Type: application/json), not ${charset}`));
       return;
     }
+    // Many clients send Content-Type: application/json on every request, a bodiless action's
+    // too: no bytes is no body, which each route then judges as it would a missing one.
+    if (body.length === 0) {
+      done(null, undefined);
+      return;
+    }
     const text = decodeUtf8(body);
     if (text === undefined) {
       done(new ApiError("invalid_body", "the request body is not valid UTF-8: send JSON encoded as UTF-8"));
