@@ -13,6 +13,7 @@ export default tseslint.config(
       "bench/**/*.mjs",
       "scripts/**/*.mjs",
       "bin/",
+      "client/bin/",
       "eslint.config.js",
       ".dependency-cruiser.cjs",
     ],
