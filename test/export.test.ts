@@ -1,19 +1,19 @@
 /**
- * The export command of @cribline/client (`cribline-client export`, client/src/cli.ts) against a
- * real server: NDJSON and CSV (RFC 4180, a header from the schema, formulas neutralised) equal
- * to the list's pages, and --bom; a run killed mid-way and run again has every record once; a
- * run that fails before writing a record leaves nothing behind; messages name the flags typed
- * and the server not reached; the key comes from the environment only; progress on a terminal,
- * a summary otherwise; --help and --version.
+ * `cribline-client export` (client/src/cli.ts) against a real server: NDJSON and CSV (RFC 4180,
+ * a header from the schema, formulas neutralised) equal to the list's pages, and --bom; a killed
+ * run run again has every record once, a run that fails before writing a record leaves nothing;
+ * messages name the flags typed (only where the server names the parameter) and the server not
+ * reached; the key from the environment only; progress on a terminal, a summary; --help, --version.
  */
 import { execFile, spawn } from "node:child_process";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { parse } from "csv-parse/sync";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { FACTORIES } from "./support/factories.js";
 import { newTenant, readAll, sync, useServer, type TestTenant } from "./support/harness.js";
 
@@ -225,6 +225,26 @@ describe("export", () => {
     const limit = await exportRun(tenant, ["withdrawals", "-o", join(dir, "c"), "--limit", "500"]);
     expect(limit.stderr).toMatch(/400 invalid_limit: --limit must be/);
     for (const result of [since, window, limit]) expect(result.stderr).not.toMatch(/createdSince|createdUntil|[^-]limit must/);
+  });
+
+  it("renames only the parameter the problem names, not the same word in the detail's prose", async () => {
+    const tenant = await newTenant(server());
+    // Problems of the server's shape whose prose says "name" and "limit", from a stub of its own.
+    const details: Record<string, string> = {
+      createdSince: 'createdSince must have an offset, not a zone name, and no limit; got "x"',
+      name: 'parameter "name" must be a prefix of the name, within the limit of 200 characters',
+    };
+    const stub = createHttpServer((req, res) => {
+      const param = Object.keys(details).find((p) => new URL(req.url!, "http://stub").searchParams.has(p))!;
+      res.writeHead(400, { "content-type": "application/problem+json" });
+      res.end(JSON.stringify({ type: "about:blank", status: 400, title: "t", detail: details[param], code: "invalid_parameter", param }));
+    });
+    await new Promise<void>((resolve) => stub.listen(0, "127.0.0.1", resolve));
+    const env = { ...envFor(tenant), CRIBLINE_BASE_URL: `http://127.0.0.1:${(stub.address() as { port: number }).port}` };
+    const said = async (...args: string[]) => (await exportRun(tenant, ["withdrawals", "-o", join(workdir(), "x"), ...args], env)).stderr;
+    onTestFinished(() => void stub.close());
+    expect(await said("--since", "x")).toContain('--since must have an offset, not a zone name, and no limit; got "x"');
+    expect(await said("--name", "x")).toContain('parameter "--name" must be a prefix of the name, within the limit of 200');
   });
 
   it("names the server it could not reach, and why", async () => {

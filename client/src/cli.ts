@@ -113,19 +113,25 @@ async function main(argv: string[]): Promise<void> {
   );
 }
 
-/** The query parameter each flag sets. */
+/** The flag that sets each query parameter. */
 const FLAG_OF: Record<string, string> = { createdSince: "--since", createdUntil: "--until", name: "--name", limit: "--limit" };
 
-/** A failure in the command line's words: the API's parameters named by the flags that set them. */
+/**
+ * A failure in the command line's words: the parameter the problem names (`param`) said as its
+ * flag where the detail names it, quoted or as its first word. Only that one: "name" or "limit"
+ * elsewhere is prose. The window's bounds are named together, so its detail gets both flags.
+ */
 function told(error: unknown): string {
   if (error instanceof ExportError) return error.advice === undefined ? told(error.cause) : `${told(error.cause)}\n${error.advice}`;
   if (!(error instanceof CriblineError)) return error instanceof Error ? error.message : String(error);
-  if (error.param === undefined) return error.message;
+  const flag = error.param !== undefined && Object.hasOwn(FLAG_OF, error.param) ? FLAG_OF[error.param] : undefined;
+  if (error.param === undefined || flag === undefined) return error.message;
   // What follows "; got" is the value as the user typed it: left alone.
   const at = error.detail.indexOf("; got ");
   const [said, got] = at === -1 ? [error.detail, ""] : [error.detail.slice(0, at), error.detail.slice(at)];
-  const detail = said.replace(/\b(createdSince|createdUntil|name|limit)\b/g, (param) => FLAG_OF[param] ?? param) + got;
-  return new CriblineError(error.status, error.code, detail, FLAG_OF[error.param] ?? error.param, error.requestId).message;
+  let detail = said.replace(new RegExp(`^${error.param}\\b`), flag).replaceAll(`"${error.param}"`, `"${flag}"`);
+  if (error.code === "invalid_time_window") detail = detail.replace(/\bcreatedUntil\b/, "--until");
+  return new CriblineError(error.status, error.code, detail + got, flag, error.requestId).message;
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

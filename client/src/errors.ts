@@ -9,7 +9,7 @@ export type ErrorCode = Problem["code"] | "timeout" | "network_error";
 export class CriblineError extends Error {
   override name = "CriblineError";
   constructor(
-    /** The HTTP status; 0 when no answer came (or, for sync, when the client refused the input before sending). */
+    /** The HTTP status; 0 when no answer came (sync's refusal before sending is 400, with no requestId). */
     readonly status: number,
     readonly code: ErrorCode,
     readonly detail: string,

@@ -8,7 +8,10 @@
 import { CriblineError, type Problem } from "./errors.js";
 
 export const MAX_BATCH = 1000;
-/** The API's id rule (ids come from the source): the server checks it too. */
+/**
+ * Mirrors the API's id rule (ID_PATTERN of the server's collections/fields.ts): a copy, as the
+ * client depends on no server code; the server checks it again.
+ */
 const ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 export interface SyncCounts {
@@ -54,8 +57,17 @@ export async function syncInBatches(records: readonly unknown[], send: SendBatch
   const result: SyncResult = { created: 0, updated: 0, unchanged: 0, batches: [] };
   const refused = checkRecords(records);
   if (refused.length > 0) {
-    const detail = `${refused.length} record(s) refused by the client; nothing was sent`;
-    throw new SyncError({ status: 0, code: "invalid_records", detail }, result, undefined, refused);
+    // 400, as the server would answer: status 0 means "no answer", which a caller may retry.
+    const detail = `${refused.length} record(s) refused by the client before sending; nothing was sent`;
+    const problem: Problem = {
+      type: "about:blank",
+      status: 400,
+      title: "Invalid records",
+      detail,
+      code: "invalid_records",
+      errors: refused,
+    };
+    throw new SyncError({ status: 400, code: "invalid_records", detail, problem }, result, undefined, refused);
   }
   for (let at = 0; at < records.length; at += MAX_BATCH) {
     const batch = records.slice(at, at + MAX_BATCH);
