@@ -8,6 +8,8 @@
  * webhook guide from top to bottom (its own `npm start` restarts the server), and, once the
  * server is stopped, the README's command-line block and each documented `--help`/`--version`.
  * curl runs with --fail-with-body, so an answer other than 2xx fails as a non-zero exit does.
+ * The lines the guide marks `#> ...` (what a command prints, exact but for its date-times) must
+ * appear in the guide's output, in order: a figure that differs fails with both texts.
  *
  * Only what a run alone knows is filled in, each placeholder as the docs write it:
  *   crib_...                   the demo key the first start printed
@@ -174,6 +176,27 @@ function section(markdown, heading) {
   return lines.slice(at + 1, end).join("\n");
 }
 
+const DATE_TIME = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z/;
+const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** Fails unless every line `#> ...` of `markdown`'s shell blocks is in `output`, in order, date-times aside. */
+function checkShown(markdown, output, what) {
+  let from = 0;
+  const marked = shBlocks(markdown).join("\n");
+  for (const [, shown] of marked.matchAll(/^#> (.*)$/gm)) {
+    const found = new RegExp(fill(shown).split(DATE_TIME).map(escapeRegExp).join(DATE_TIME.source)).exec(output.slice(from));
+    if (found === null) {
+      // What was printed in its place: the next line that starts as it does, up to a figure.
+      const start = shown.split(/\d/)[0];
+      const rest = output.slice(from).split("\n");
+      const printed = rest.find((line) => line.includes(start)) ?? "(no such line)";
+      fail(`${what} shows\n  ${shown}\nbut the commands printed\n  ${printed}`, output);
+    }
+    from += found.index + found[0].length;
+  }
+  console.log(`ok   ${what}: what it shows as printed`);
+}
+
 const shBlocks = (markdown) => [...markdown.matchAll(/```sh\n([\s\S]*?)```/g)].map(([, body]) => body);
 const inline = (markdown, pattern) => [...markdown.matchAll(/`([^`\n]+)`/g)].map(([, code]) => code).filter((code) => pattern.test(code));
 
@@ -229,16 +252,18 @@ for (const command of ["npx cribline-client --help", "npx cribline-client --vers
 // The webhook guide, top to bottom in one shell (its blocks share variables); a block that
 // starts the server stops the running one first, as the guide's Ctrl-C does.
 let guideScript = "";
+let guideOutput = "";
 for (const block of shBlocks(guide)) {
   const command = block.split("\n")[0];
   if (/npm start$/.test(command)) {
-    if (guideScript !== "") await shell(fill(guideScript), "docs/webhooks.md (part)");
+    if (guideScript !== "") guideOutput += await shell(fill(guideScript), "docs/webhooks.md (part)");
     guideScript = "";
     await stopServer();
     await start(command, `docs/webhooks.md: ${command}`);
   } else guideScript += `${block}\n`;
 }
-await shell(fill(guideScript), "docs/webhooks.md: every other block, in order");
+guideOutput += await shell(fill(guideScript), "docs/webhooks.md: every other block, in order");
+checkShown(guide, guideOutput, "docs/webhooks.md");
 for (const command of inline(guide, /^node examples\/\S+ --(help|version)$/)) await shell(command, `docs/webhooks.md: ${command}`);
 await stopServer();
 
