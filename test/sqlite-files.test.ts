@@ -5,7 +5,8 @@
  * and one `serve` process serves a database file. These are SQLite's files whatever engine
  * the suite runs on.
  */
-import { chmodSync, statSync, symlinkSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
@@ -38,10 +39,13 @@ describe("the SQLite database's files", () => {
     const database = join(ws.dir, "old.db");
     const env = { DATABASE_URL: `sqlite:${database}` };
     expect((await ws.run(["tenants", "create", "acme"], env)).code).toBe(0);
-    chmodSync(database, 0o644);
-    const listed = await ws.run(["keys", "list"], env);
-    expect(listed.code, listed.stderr).toBe(0);
-    expect(modeOf(database)).toBe("600");
+    // To exactly 0600: an owner's execute bit goes too.
+    for (const mode of [0o644, 0o755, 0o604]) {
+      chmodSync(database, mode);
+      const listed = await ws.run(["keys", "list"], env);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect([mode.toString(8), modeOf(database)]).toEqual([mode.toString(8), "600"]);
+    }
   });
 });
 
@@ -56,7 +60,9 @@ describe("serve on a SQLite database", () => {
     const second = await ws.launch({ DATABASE_URL: `sqlite:${join(ws.dir, "link", "one.db")}` });
     const ended = await Promise.race([second.exited, sleep(30_000).then(() => "still running")]);
     expect(ended, second.stdout()).toEqual({ code: 1, signal: null });
-    expect(second.stderr()).toContain(`another cribline process is serving ${database} (pid ${first.pid})`);
+    expect(second.stderr()).toContain(
+      `another cribline process is serving ${database} (pid ${first.pid}): one process serves a SQLite database`,
+    );
     expect(second.stdout()).not.toMatch(/listening/);
     expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
     // The commands documented to run beside the server still do.
@@ -77,4 +83,20 @@ describe("serve on a SQLite database", () => {
     expect(await third.stop()).toEqual({ code: 0, signal: null });
     expect((await ws.serve(env)).url).toMatch(/^http:/);
   }, 90_000);
+
+  it("says pid unknown when the pid file names a process that has ended", async () => {
+    const ws = workspace();
+    const database = join(ws.dir, "one.db");
+    const env = { DATABASE_URL: `sqlite:${database}` };
+    const first = await ws.serve(env);
+    const ended = spawnSync(process.execPath, ["-e", ""]);
+    expect(ended.status).toBe(0);
+    writeFileSync(`${database}-serve.pid`, `${ended.pid}\n`);
+    const second = await ws.launch(env);
+    expect(await Promise.race([second.exited, sleep(30_000).then(() => "still running")])).toEqual({ code: 1, signal: null });
+    expect(second.stderr()).toContain(
+      `another cribline process is serving ${database} (pid unknown): one process serves a SQLite database`,
+    );
+    expect(await first.stop()).toEqual({ code: 0, signal: null });
+  }, 60_000);
 });

@@ -13,8 +13,9 @@ export function ensurePrivateFolder(path: string): void {
 }
 
 /**
- * Takes away what the group and others may do with an existing file of this process's owner;
- * a missing file, or one that another user owns (chmod is theirs to decide), is left alone.
+ * Sets an existing file of this process's owner that the group or others may use to exactly
+ * 0600, as a file cribline creates is; a missing file, or one that another user owns (chmod is
+ * theirs to decide), is left alone.
  */
 export function tightenToOwner(path: string): void {
   let stat;
@@ -25,5 +26,5 @@ export function tightenToOwner(path: string): void {
     throw error;
   }
   if ((stat.mode & 0o077) === 0 || stat.uid !== process.getuid?.()) return;
-  chmodSync(path, stat.mode & 0o700);
+  chmodSync(path, PRIVATE_FILE_MODE);
 }

@@ -21,6 +21,28 @@ function resolvedPath(path: string): string {
 }
 
 /**
+ * The pid the holder wrote, when it names a process that exists: the holder may not have
+ * written it yet, or may have removed it on its way out; and a process killed outright leaves
+ * its file behind, naming a process that has ended until the next holder writes its own.
+ */
+function holderPid(pidPath: string): number | undefined {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(pidPath, "utf8").trim());
+  } catch {
+    return undefined;
+  }
+  if (!Number.isSafeInteger(pid) || pid <= 0) return undefined;
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    // EPERM: it exists, as another user's.
+    if ((error as NodeJS.ErrnoException).code === "ESRCH") return undefined;
+  }
+  return pid;
+}
+
+/**
  * Takes the serving lock of the SQLite database at `path` for the rest of the process's life,
  * or throws a ServeLockError naming the process that holds it.
  */
@@ -41,15 +63,11 @@ export function holdServeLock(path: string): void {
   } catch (error) {
     lock.close();
     if (!(error instanceof Database.SqliteError && error.code.startsWith("SQLITE_BUSY"))) throw error;
-    let holder = "pid unknown";
-    try {
-      holder = `pid ${readFileSync(pidPath, "utf8").trim()}`;
-    } catch {
-      // It has not written it yet, or has just removed it on its way out.
-    }
-    throw new ServeLockError(`another cribline process is serving ${database} (${holder}): one process serves a SQLite database`, {
-      cause: error,
-    });
+    const pid = holderPid(pidPath);
+    throw new ServeLockError(
+      `another cribline process is serving ${database} (${pid === undefined ? "pid unknown" : `pid ${pid}`}): one process serves a SQLite database`,
+      { cause: error },
+    );
   }
   writeFileSync(pidPath, `${process.pid}\n`, { mode: PRIVATE_FILE_MODE });
   // The listener keeps the connection, and so the lock, alive until the process exits.
