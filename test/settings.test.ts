@@ -1,6 +1,6 @@
 /**
  * CRIBLINE_* variables that are no setting (README: "Running it"): every command that reads
- * the settings warns about each, naming the closest setting, and goes on.
+ * the settings warns about each, naming the known variable it is close to if one is, and goes on.
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -20,6 +20,16 @@ describe("an unknown CRIBLINE_ variable", () => {
     const result = await ws.run(["tenants", "create", "acme"], { CRIBLINE_METRIC_PORT: "9464" });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr.trimEnd().split("\n")).toEqual([warning("CRIBLINE_METRIC_PORT", "CRIBLINE_METRICS_PORT")]);
+  });
+
+  it("names the known variable within a few letters of it, the other programs' too, and none when none is", async () => {
+    const result = await workspace().run(["keys", "list"], { CRIBLINE_API_KYE: "x", CRIBLINE_FOO: "1", CRIBLINE_DEM: "false" });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr.trimEnd().split("\n")).toEqual([
+      warning("CRIBLINE_API_KYE", "CRIBLINE_API_KEY"),
+      warning("CRIBLINE_DEM", "CRIBLINE_DEMO"),
+      "cribline: warning: CRIBLINE_FOO is not a cribline setting and is ignored",
+    ]);
   });
 
   it("is warned about by serve, once each, in any letter case, and serve starts", async () => {

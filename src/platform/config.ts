@@ -33,24 +33,58 @@ export interface Config {
 /** Requests per window that keep one runaway client from taking the deployment (README, "Rate limits"). */
 export const RATE_LIMIT_DEFAULTS = { read: 15_000, sync: 1_000, anonymous: 5_000, windowSeconds: 10 } as const;
 
+/**
+ * Every environment variable the server reads, named here once: the functions below read a
+ * setting only by one of these names (`Setting`), and setting-names.ts warns about a CRIBLINE_*
+ * variable that is none of them, so a setting added here is known there too.
+ */
+export const SETTINGS = [
+  "PORT",
+  "HOST",
+  "LOG_LEVEL",
+  "DATABASE_URL",
+  "DATABASE_POOL_SIZE",
+  "DATABASE_STATEMENT_TIMEOUT_MS",
+  "CRIBLINE_CURSOR_SECRET",
+  "CRIBLINE_DEMO",
+  "CRIBLINE_SYNC_BODY_LIMIT",
+  "CRIBLINE_WEBHOOKS_ALLOW_PRIVATE",
+  "CRIBLINE_RATE_LIMIT_READ",
+  "CRIBLINE_RATE_LIMIT_SYNC",
+  "CRIBLINE_RATE_LIMIT_ANONYMOUS",
+  "CRIBLINE_RATE_LIMIT_WINDOW_SECONDS",
+  "CRIBLINE_REDIS_URL",
+  "CRIBLINE_METRICS_PORT",
+  "CRIBLINE_METRICS_HOST",
+  "CRIBLINE_WEBHOOK_RETENTION_DAYS",
+] as const;
+
+export type Setting = (typeof SETTINGS)[number];
+
+/** A setting's value; empty counts as unset, for every setting. */
+function setting(env: NodeJS.ProcessEnv, key: Setting): string | undefined {
+  const raw = env[key];
+  return raw === "" ? undefined : raw;
+}
+
 export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
-function integer(env: NodeJS.ProcessEnv, key: string, fallback: number, min: number, max: number): number {
-  const raw = env[key];
-  if (raw === undefined || raw === "") return fallback;
+function integer(env: NodeJS.ProcessEnv, key: Setting, fallback: number, min: number, max: number): number {
+  const raw = setting(env, key);
+  if (raw === undefined) return fallback;
   if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
     throw new ConfigError(`${key} must be a whole number from ${min} to ${max}, got "${raw}"`);
   }
   return Number(raw);
 }
 
-function flag(env: NodeJS.ProcessEnv, key: string, fallback: boolean): boolean {
-  const raw = env[key];
-  if (raw === undefined || raw === "") return fallback;
+function flag(env: NodeJS.ProcessEnv, key: Setting, fallback: boolean): boolean {
+  const raw = setting(env, key);
+  if (raw === undefined) return fallback;
   if (raw === "1" || raw === "true") return true;
   if (raw === "0" || raw === "false") return false;
   throw new ConfigError(`${key} must be true or false (or 1 or 0), got "${raw}"`);
@@ -63,7 +97,7 @@ function flag(env: NodeJS.ProcessEnv, key: string, fallback: boolean): boolean {
 function retentionDays(env: NodeJS.ProcessEnv): number {
   const key = "CRIBLINE_WEBHOOK_RETENTION_DAYS";
   const days = integer(env, key, 30, 0, 36500);
-  if (days !== 0 && days < 7) throw new ConfigError(`${key} must be 0 (keep for ever) or at least 7 days, got "${env[key]}"`);
+  if (days !== 0 && days < 7) throw new ConfigError(`${key} must be 0 (keep for ever) or at least 7 days, got "${setting(env, key)}"`);
   return days;
 }
 
@@ -83,9 +117,9 @@ export function parseDatabaseUrl(raw: string | undefined, env: NodeJS.ProcessEnv
 }
 
 function metricsListener(env: NodeJS.ProcessEnv): Config["metrics"] {
-  const given = env.CRIBLINE_METRICS_PORT;
-  if (given === undefined || given === "") {
-    if (env.CRIBLINE_METRICS_HOST !== undefined && env.CRIBLINE_METRICS_HOST !== "") {
+  const host = setting(env, "CRIBLINE_METRICS_HOST");
+  if (setting(env, "CRIBLINE_METRICS_PORT") === undefined) {
+    if (host !== undefined) {
       throw new ConfigError("CRIBLINE_METRICS_HOST needs CRIBLINE_METRICS_PORT: metrics are served only on a port of their own");
     }
     return undefined;
@@ -94,14 +128,13 @@ function metricsListener(env: NodeJS.ProcessEnv): Config["metrics"] {
   if (port === integer(env, "PORT", 3000, 0, 65535)) {
     throw new ConfigError(`CRIBLINE_METRICS_PORT must differ from PORT (${port}): metrics are never served with the API`);
   }
-  const host = env.CRIBLINE_METRICS_HOST === undefined || env.CRIBLINE_METRICS_HOST === "" ? "127.0.0.1" : env.CRIBLINE_METRICS_HOST;
-  return Object.freeze({ host, port });
+  return Object.freeze({ host: host ?? "127.0.0.1", port });
 }
 
 function rateLimitSettings(env: NodeJS.ProcessEnv): RateLimitSettings {
-  const raw = env.CRIBLINE_REDIS_URL;
+  const raw = setting(env, "CRIBLINE_REDIS_URL");
   let redisUrl: string | undefined;
-  if (raw !== undefined && raw !== "") {
+  if (raw !== undefined) {
     if (!/^rediss?:\/\//.test(raw) || !URL.canParse(raw)) {
       throw new ConfigError(`CRIBLINE_REDIS_URL must be a redis:// or rediss:// URL, got "${raw.split(":")[0]}:..."`);
     }
@@ -118,11 +151,10 @@ function rateLimitSettings(env: NodeJS.ProcessEnv): RateLimitSettings {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
-  // Empty counts as unset, as for every other setting.
-  const logLevel = (env.LOG_LEVEL === undefined || env.LOG_LEVEL === "" ? "info" : env.LOG_LEVEL) as LogLevel;
+  const logLevel = (setting(env, "LOG_LEVEL") ?? "info") as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
-  const database = parseDatabaseUrl(env.DATABASE_URL, env);
-  const cursorSecret = env.CRIBLINE_CURSOR_SECRET === "" ? undefined : env.CRIBLINE_CURSOR_SECRET;
+  const database = parseDatabaseUrl(setting(env, "DATABASE_URL"), env);
+  const cursorSecret = setting(env, "CRIBLINE_CURSOR_SECRET");
   if (cursorSecret !== undefined && cursorSecret.length < 32) {
     throw new ConfigError("CRIBLINE_CURSOR_SECRET must be at least 32 characters");
   }
@@ -131,7 +163,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   }
   return Object.freeze({
     port: integer(env, "PORT", 3000, 0, 65535),
-    host: env.HOST === undefined || env.HOST === "" ? "127.0.0.1" : env.HOST,
+    host: setting(env, "HOST") ?? "127.0.0.1",
     database: Object.freeze(database),
     cursorSecret,
     demoOnFirstStart: flag(env, "CRIBLINE_DEMO", true),

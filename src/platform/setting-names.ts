@@ -2,22 +2,12 @@
  * The names of cribline's CRIBLINE_* settings, to tell an operator about a variable that
  * looks like one and is not (a misspelling is otherwise silently ignored).
  */
+import { SETTINGS, type Setting } from "./config.js";
 
-/** Every CRIBLINE_* setting the server reads: the README's settings table. */
-export const SERVER_SETTINGS = [
-  "CRIBLINE_CURSOR_SECRET",
-  "CRIBLINE_DEMO",
-  "CRIBLINE_SYNC_BODY_LIMIT",
-  "CRIBLINE_WEBHOOKS_ALLOW_PRIVATE",
-  "CRIBLINE_RATE_LIMIT_READ",
-  "CRIBLINE_RATE_LIMIT_SYNC",
-  "CRIBLINE_RATE_LIMIT_ANONYMOUS",
-  "CRIBLINE_RATE_LIMIT_WINDOW_SECONDS",
-  "CRIBLINE_REDIS_URL",
-  "CRIBLINE_METRICS_PORT",
-  "CRIBLINE_METRICS_HOST",
-  "CRIBLINE_WEBHOOK_RETENTION_DAYS",
-] as const;
+type ServerSetting = Extract<Setting, `CRIBLINE_${string}`>;
+
+/** Every CRIBLINE_* setting the server reads (config.ts's list): the README's settings table. */
+export const SERVER_SETTINGS: readonly ServerSetting[] = SETTINGS.filter((name): name is ServerSetting => name.startsWith("CRIBLINE_"));
 
 /**
  * CRIBLINE_* variables that other programs of this repository read, so an environment shared
@@ -31,38 +21,54 @@ export const OTHER_PROGRAMS_SETTINGS = [
   "CRIBLINE_TEST_REQUIRE_POSTGRES",
 ] as const;
 
-const KNOWN = new Set<string>([...SERVER_SETTINGS, ...OTHER_PROGRAMS_SETTINGS]);
+const KNOWN: readonly string[] = [...SERVER_SETTINGS, ...OTHER_PROGRAMS_SETTINGS];
 
-/** Levenshtein distance: the fewest letters added, removed or replaced to turn `a` into `b`. */
+/**
+ * Optimal string alignment distance: the fewest letters added, removed or replaced, or pairs
+ * of neighbours swapped, to turn `a` into `b` (a swap is the commonest slip in typing a name).
+ */
 function editDistance(a: string, b: string): number {
-  // row[j]: the distance between the first i letters of a and the first j of b.
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  // rows[i][j]: the distance between the first i letters of a and the first j of b.
+  const rows = [Array.from({ length: b.length + 1 }, (_, j) => j)];
   for (let i = 1; i <= a.length; i += 1) {
-    const next = [i];
+    const above = rows[i - 1] ?? [];
+    const row = [i];
     for (let j = 1; j <= b.length; j += 1) {
-      const replace = (row[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      next.push(Math.min(replace, (row[j] ?? 0) + 1, (next[j - 1] ?? 0) + 1));
+      let best = Math.min((above[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1), (above[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, (rows[i - 2]?.[j - 2] ?? 0) + 1);
+      row.push(best);
     }
-    row = next;
+    rows.push(row);
   }
-  return row[b.length] ?? 0;
+  return rows[a.length]?.[b.length] ?? 0;
 }
 
-/** The server setting nearest to `name` (letter case aside). */
-function closestSetting(name: string): string {
+/**
+ * The known name `name` was most likely meant to be (letter case aside): the nearest, if it is
+ * at most 3 edits away and at most a third of the part after CRIBLINE_; otherwise none, as a
+ * far name would only mislead.
+ */
+function closestKnown(name: string): string | undefined {
   const upper = name.toUpperCase();
-  let best: string = SERVER_SETTINGS[0];
-  for (const known of SERVER_SETTINGS) if (editDistance(upper, known) < editDistance(upper, best)) best = known;
-  return best;
+  const within = Math.min(3, Math.floor((upper.length - "CRIBLINE_".length) / 3));
+  let best: { name: string; distance: number } | undefined;
+  for (const known of KNOWN) {
+    const distance = editDistance(upper, known);
+    if (distance <= within && (best === undefined || distance < best.distance)) best = { name: known, distance };
+  }
+  return best?.name;
 }
 
 /**
  * A warning for each variable whose name starts with CRIBLINE_ (in any letter case) and is
- * no setting, naming the closest setting; in name order.
+ * no setting, naming the known name it is close to, if any; in name order.
  */
 export function unknownSettingWarnings(env: NodeJS.ProcessEnv): string[] {
   return Object.keys(env)
-    .filter((name) => name.toUpperCase().startsWith("CRIBLINE_") && !KNOWN.has(name))
+    .filter((name) => name.toUpperCase().startsWith("CRIBLINE_") && !KNOWN.includes(name))
     .sort()
-    .map((name) => `${name} is not a cribline setting and is ignored; did you mean ${closestSetting(name)}?`);
+    .map((name) => {
+      const closest = closestKnown(name);
+      return `${name} is not a cribline setting and is ignored${closest === undefined ? "" : `; did you mean ${closest}?`}`;
+    });
 }
