@@ -127,6 +127,17 @@ describe("changing a webhook endpoint's URL and events", () => {
     expect(moved).toEqual({ ...before, url: second.url, updatedAt: new Date(clock.now).toISOString() });
   });
 
+  it("takes the same events in another order as no change: the order they were created in stays, and updatedAt", async () => {
+    const tenant = await newTenant(server());
+    const created = await create(tenant, ["withdrawal.created", "employee.created", "employee.updated"], first.url);
+    clock.now += 60_000;
+    const before = withoutSecret(created);
+    expect(await patch(tenant, created.id, { events: ["employee.updated", "withdrawal.created", "employee.created"] })).toEqual(before);
+    expect((await call(tenant, "GET", `${BASE}/${created.id}`)).body).toEqual(before);
+    const fewer = await patch(tenant, created.id, { events: ["employee.updated", "withdrawal.created"] });
+    expect(fewer).toEqual({ ...before, events: ["employee.updated", "withdrawal.created"], updatedAt: new Date(clock.now).toISOString() });
+  });
+
   it("sends what comes after to the new URL, only for the new events, signed with the same secret; the log stays", async () => {
     const tenant = await tenantWithCleanSlate();
     const endpoint = await create(tenant, ["withdrawal.created"], first.url);

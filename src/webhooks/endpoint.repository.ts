@@ -133,6 +133,13 @@ async function moveDeliveries(trx: Transaction<Schema>, tenantId: number, id: st
     .execute();
 }
 
+/** Whether `events` are the event types `stored` (space-separated) holds, order and repeats aside. */
+function sameEvents(events: readonly string[], stored: string): boolean {
+  const given = new Set(events);
+  const held = new Set(stored.split(" "));
+  return given.size === held.size && [...given].every((event) => held.has(event));
+}
+
 /** What an admin changes of an endpoint; a field left out stays as it is. */
 export interface EndpointChange {
   url?: string;
@@ -161,11 +168,12 @@ export async function changeEndpoint(
     if (engineOf(trx).rowLocks) read = read.forUpdate();
     const current = await read.executeTakeFirst();
     if (current === undefined) return undefined;
-    const events = change.events?.join(" ");
+    // The same events in another order are no change: the order they were stored in stays.
+    const events = change.events === undefined || sameEvents(change.events, current.events) ? undefined : change.events.join(" ");
     const switched = change.enabled !== undefined && change.enabled !== (current.disabled_at === null);
     const set = {
       ...(change.url !== undefined && change.url !== current.url ? { url: change.url } : {}),
-      ...(events !== undefined && events !== current.events ? { events } : {}),
+      ...(events !== undefined ? { events } : {}),
       ...(change.description !== undefined && change.description !== current.description ? { description: change.description } : {}),
       ...(switched ? disabledBy(change.enabled === true ? null : reason, now) : {}),
     };
