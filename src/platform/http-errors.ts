@@ -9,22 +9,19 @@ import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ApiError } from "./errors.js";
 import { ERRORS } from "./error-codes.js";
+import { headerCount } from "./headers.js";
 import { PROBLEM_CONTENT_TYPE, type ProblemBody } from "./problem.js";
 import { maskSecrets } from "./secrets.js";
 
 /**
  * Framework errors in cribline's terms: every 4xx keeps its meaning, none becomes a 500.
- * `bodyLimit` is the route's largest body in bytes, when the request reached a route.
+ * `bodyLimit` is the largest body in bytes the request may send: its route's, or before
+ * routing the server's (Fastify's `routeOptions.bodyLimit` gives either).
  */
-function fromFramework(error: FastifyError, bodyLimit: number | undefined): ApiError | undefined {
+function fromFramework(error: FastifyError, bodyLimit: number): ApiError | undefined {
   switch (error.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
-      return new ApiError(
-        "payload_too_large",
-        bodyLimit === undefined
-          ? "the request body is larger than this endpoint accepts"
-          : `the request body is larger than ${bodyLimit} bytes, the most this endpoint accepts`,
-      );
+      return new ApiError("payload_too_large", `the request body is larger than ${bodyLimit} bytes, the most this endpoint accepts`);
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return new ApiError("unsupported_media_type", "send the body as JSON with Content-Type: application/json");
     case "FST_ERR_CTP_INVALID_JSON_BODY":
@@ -70,7 +67,10 @@ export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply 
 /** Fastify's router errors (a URL it cannot decode, a path segment too long), as problems. */
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   reply.header("x-request-id", request.id);
-  void sendProblem(reply, fromFramework(error, undefined) ?? new ApiError("bad_request", "the request could not be processed as sent"));
+  void sendProblem(
+    reply,
+    fromFramework(error, request.routeOptions.bodyLimit) ?? new ApiError("bad_request", "the request could not be processed as sent"),
+  );
 }
 
 /**
@@ -128,17 +128,6 @@ function writeProblem(socket: Socket, error: ApiError, headers: Record<string, s
     `HTTP/1.1 ${problem.status} ${problem.title}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\n${extra}Connection: close\r\n\r\n${body}`,
   );
-}
-
-/** How many times a request carries a header (`name` in lower case), whether Node joined, dropped or kept the repeats. */
-export function headerCount(request: IncomingMessage, name: string): number {
-  let count = 0;
-  const raw = request.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) {
-    const header = raw[i] ?? "";
-    if (header.length === name.length && header.toLowerCase() === name) count += 1;
-  }
-  return count;
 }
 
 /**

@@ -10,7 +10,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { ApiError } from "../platform/errors.js";
-import { headerCount } from "../platform/http-errors.js";
+import { headerCount } from "../platform/headers.js";
 import { hashKey, isWellFormedKey } from "../platform/keys.js";
 import type { Policy, RateLimitSettings, RateStore, Standing } from "../platform/rate-limit.js";
 import type { Schema } from "../storage/schema.js";
