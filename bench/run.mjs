@@ -21,7 +21,8 @@
  * measured (200), BENCH_CPU_PROF=<dir> to write V8 CPU profiles of the servers,
  * BENCH_ENGINE (all, sqlite or postgres), BENCH_POSTGRES_URL (the server to use), BENCH_OPERATIONS
  * (on, off, only: metrics on against off and a backup, on SQLite), BENCH_SYNC_BASE=<revision> to
- * add sync against that revision's build on each engine (bench/sync-base.mjs).
+ * add sync against that revision's build on each engine (bench/sync-base.mjs), BENCH_MEMORY (on, off:
+ * the server's memory under hostile load on each engine, last; bench/memory.mjs, which runs it alone).
  * Exits 0 even when a target is missed: this is a report; it says which missed. It exits 1
  * only when a configuration could not be measured at all.
  */
@@ -50,6 +51,7 @@ import {
 import { WEBHOOK_EVENT, collectArrivals, measureDelay, startReceivers, withEndpoints } from "./webhooks.mjs";
 import { runWindowMatrix, windowReport, windowSettings } from "./windows.mjs";
 import { syncAgainstBase } from "./sync-base.mjs";
+import { runMemoryBench } from "./memory.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, "..");
@@ -82,6 +84,8 @@ const settings = {
   postgresUrl: process.env.BENCH_POSTGRES_URL || DEFAULT_POSTGRES_URL,
   /** A revision whose sync throughput this build's is compared with (bench/sync-base.mjs); unset: none. */
   syncBase: process.env.BENCH_SYNC_BASE || undefined,
+  /** The servers' peak memory under a mixed hostile load (bench/memory.mjs), after everything else. */
+  memory: choice("BENCH_MEMORY", ["on", "off"]),
 };
 
 /**
@@ -745,7 +749,9 @@ async function main() {
     settings.syncBase === undefined
       ? undefined
       : await syncAgainstBase(settings.syncBase, settings.engines, { postgresUrl: settings.postgresUrl, log });
-  if (columns.length === 0 && matrices.length === 0 && operations === undefined && syncBase === undefined)
+  const memory =
+    settings.memory === "off" || onlyOne ? undefined : await runMemoryBench(settings.engines, { postgresUrl: settings.postgresUrl, log });
+  if (columns.length === 0 && matrices.length === 0 && operations === undefined && syncBase === undefined && memory === undefined)
     throw new Error("no configuration was run");
   const table = columns.length === 0 ? { rows: [], latency: [], problems: [], missed: [] } : tableOf(columns, outcomes);
   if (columns.length > 0) printMainTables({ columns, outcomes, table, notes, cores: cpus.length });
@@ -767,6 +773,11 @@ async function main() {
     log("");
     for (const line of syncBase.lines) log(line);
     table.missed.push(...syncBase.missed);
+  }
+  if (memory !== undefined) {
+    log("");
+    for (const line of memory.lines) log(line);
+    table.missed.push(...memory.missed);
   }
   log("");
   const seconds = (performance.now() - runStarted) / 1000;

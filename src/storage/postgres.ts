@@ -29,23 +29,41 @@ const types = {
 };
 
 /**
+ * The prepared statements a connection may hold before it is closed at its next release, and
+ * the pool opens another. PostgreSQL keeps each statement's plan in the connection's backend
+ * (and pg its text) for the connection's life, and a busy connection never idles out: a
+ * workload repeats a few shapes, but windows of every width, limits and filters make new ones
+ * without end, which grew both processes by megabytes a minute (docs/measurements.md).
+ */
+export const MAX_PREPARED_PER_CONNECTION = 200;
+
+/**
  * Every query runs as a named prepared statement, so PostgreSQL parses and plans each query
- * shape once per connection instead of on every page. The name is a digest of the SQL, which
- * cribline builds from a bounded set of shapes (see query-template.ts).
+ * shape once per connection instead of on every page. The name is a digest of the SQL.
  */
 function preparing(client: pg.PoolClient, onError: (err: Error) => void): pg.PoolClient {
-  const marked = client as pg.PoolClient & { cribline?: true };
-  if (marked.cribline) return client;
-  marked.cribline = true;
+  const marked = client as pg.PoolClient & { prepared?: Set<string> };
+  const prepared = marked.prepared ?? (marked.prepared = named(client, onError));
+  // pg-pool gives the client a new release at each checkout; `true` closes the connection.
+  const release = client.release;
+  client.release = (err?: Error | boolean) => release(err ?? (prepared.size > MAX_PREPARED_PER_CONNECTION || undefined));
+  return client;
+}
+
+/** Makes a new connection run its queries as named statements; the names it has prepared. */
+function named(client: pg.PoolClient, onError: (err: Error) => void): Set<string> {
+  const prepared = new Set<string>();
   // A connection lost while checked out fails its query (a 503) and also emits an error
   // event, which the pool listens for only while the connection is idle.
   client.on("error", onError);
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as { query: unknown }).query = (text: unknown, values?: unknown[]) => {
     const name = typeof text === "string" ? statementName(text) : undefined;
-    return name === undefined ? query(text, values) : query({ name, text, values });
+    if (name === undefined) return query(text, values);
+    prepared.add(name);
+    return query({ name, text, values });
   };
-  return client;
+  return prepared;
 }
 
 function isPreparable(text: string): boolean {
