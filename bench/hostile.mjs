@@ -12,7 +12,8 @@
  * the endpoints it registers point at `hookUrl`, which `hookReceiver()` serves.
  */
 import http from "node:http";
-import { crc32 } from "node:zlib";
+import { mulberry32 } from "../dist/demo/demo.data.js";
+import { keyWith } from "../dist/platform/keys.js";
 
 const LISTS = ["withdrawals", "returns", "exchanges", "training-records", "employees", "cost-centers", "sectors", "products", "devices"];
 const TRANSACTIONS = LISTS.slice(0, 4);
@@ -24,31 +25,14 @@ const YEAR_MS = 365 * 86_400_000;
 const OVERSIZED = 4 * 1024 * 1024 + 1024;
 const EVENTS = ["withdrawal.created", "return.created", "employee.created", "employee.updated", "device.updated"];
 
-/** mulberry32, as the demo data uses: Math.random cannot be seeded. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export function hostileLoad({ key, seed = 1, hookUrl }) {
-  const r = rng(seed);
+  const r = mulberry32(seed);
   const int = (min, max) => min + Math.floor(r() * (max - min + 1));
   const pick = (list) => list[Math.floor(r() * list.length)];
   const chance = (p) => r() < p;
   const text = (min, max, alphabet = TEXT) => Array.from({ length: int(min, max) }, () => pick([...alphabet])).join("");
   const base62 = (n) => Array.from({ length: n }, () => pick([...BASE62])).join("");
-  const wellFormedKey = () => {
-    const random = base62(32);
-    let sum = "";
-    for (let rest = crc32(random); sum.length < 6; rest = Math.floor(rest / 62)) sum = BASE62[rest % 62] + sum;
-    return `crib_${random}${sum}`;
-  };
+  const wellFormedKey = () => keyWith(base62(32));
   /** What the answers taught: bounded, so the driver holds no more than the server should. */
   const pools = { cursors: [], keys: [], keyIds: [], endpoints: [], recordIds: [] };
   const remember = (list, item, max) => {
