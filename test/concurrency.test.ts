@@ -5,8 +5,7 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import { sortKey } from "../src/collections/sort-key.js";
-import { BRACKET_ARMS, tiles, TOPS_ARMS } from "../src/lists/window.js";
-import { compareCodePoints } from "../src/lists/window-keys.js";
+import { needsSpan, planOf, spanOfCursor } from "../src/lists/window/plan.js";
 import { withdrawal } from "./support/factories.js";
 import { get, newTenant, planOfCursor, sync, useServer, type TestServer, type TestTenant } from "./support/harness.js";
 import type { Reply } from "./support/harness.js";
@@ -155,8 +154,7 @@ describe("paging while sync batches commit", () => {
     expect(writer.batches(), "writes ran during the read").toBeGreaterThan(2);
   });
 
-  // A window that reaches the present assumes where the late records lie and checks it in its
-  // first page's statement; one that ends earlier finds where they lie first (lists/window.ts).
+  // A window that needs its tenant's span finds it on its first page, and its cursors carry it (lists/window/).
   it.each([
     ["that reaches the present", DAY, 160],
     ["that ends two hours before the last records", -2 * HOUR, 80],
@@ -176,16 +174,16 @@ describe("paging while sync batches commit", () => {
     expect(before.length).toBeGreaterThan(least);
   });
 
-  // A wide window that ends in the past reads its later pages' late records as one arm by
-  // createdAt, above the records of earlier dates stored before them (its bracket).
-  it("returns every record of a wide window committed before the read exactly once, its later pages by its bracket", async () => {
+  // A wide window that ends in the past, its late records among late ones of other dates, some
+  // stored during the walk: its later pages read by the span its first page found.
+  it("returns every record of a wide window committed before the read exactly once, its later pages by its first page's span", async () => {
     const srv = server();
     const tenant = await newTenant(srv);
     const now = Date.now();
     const [windowStart, windowEnd] = [now - 30 * DAY, now - 10 * DAY];
-    expect(tiles(windowStart, windowEnd).length).toBeGreaterThanOrEqual(BRACKET_ARMS);
+    expect(needsSpan({ since: windowStart, until: windowEnd }, "created")).toBe(true);
     // Late records in the window and dated before it, stored first; then late ones in it; and while the
-    // walk runs, late ones in it and after it (the bracket's `below`, above the first page).
+    // walk runs, late ones in it and after it.
     const late = (at: number) => withdrawal({ deliveredAt: new Date(at).toISOString() });
     const earlier = Array.from({ length: 60 }, (_, i) => late(now - 60 * DAY - i * MINUTE));
     const inside = (i: number) => late(i % 2 === 0 ? now - 12 * DAY - i * MINUTE : windowStart + i * MINUTE);
@@ -197,35 +195,22 @@ describe("paging while sync batches commit", () => {
     ];
     for (let i = 0; i < seeded.length; i += 60) await sync(srv, tenant, "withdrawals", seeded.slice(i, i + 60));
 
-    const statements = vi.spyOn(srv.storage.db, "executeQuery");
-    try {
-      const { read, before, batches } = await walkWindowWhileWriting(srv, tenant, seeded, make, [windowStart, windowEnd]);
-      expect(before.length).toBeGreaterThan(150);
-      expect(batches, "writes ran during the read").toBeGreaterThan(2);
-      // Once a page found the bracket (the second, or a later one when the late records' range
-      // was still being found in the background), every later cursor carries it; some pages were read by it.
-      const found = read.plans.findIndex((plan) => plan?.includes(";in:") === true);
-      expect(found, read.plans.join(" ")).toBeGreaterThan(0);
-      expect(new Set(read.plans.slice(found)).size, read.plans.join(" ")).toBe(1);
-      const byCreated = statements.mock.calls.filter(
-        ([compiled]) => "sql" in compiled && /"late_event_at" is not null and "created_at" > /.test(compiled.sql),
-      );
-      expect(byCreated.length, "pages by the bracket").toBeGreaterThan(0);
-    } finally {
-      statements.mockRestore();
-    }
+    const { read, before, batches } = await walkWindowWhileWriting(srv, tenant, seeded, make, [windowStart, windowEnd]);
+    expect(before.length).toBeGreaterThan(150);
+    expect(batches, "writes ran during the read").toBeGreaterThan(2);
+    // Every cursor of the walk carries the span its first page found.
+    expect(new Set(read.plans).size, read.plans.join(" ")).toBe(1);
+    expect(spanOfCursor(read.plans[0])?.late).not.toBeNull();
   });
 
-  // A wide window's first page, once its tops are found, reads only the arms that can hold its
-  // rows, and is read again by the whole tiling when records of the window were stored since.
-  it("returns every record of a wide window committed before the read exactly once, its first page by its tops", async () => {
+  // A wide window whose late records were imported in the order of their events, with more stored during the walk.
+  it("returns every record of a wide window imported in event order committed before the read exactly once", async () => {
     const srv = server();
     const tenant = await newTenant(srv);
     const now = Date.now();
     const [windowStart, windowEnd] = [now - 30 * DAY, now - 10 * DAY];
-    expect(tiles(windowStart, windowEnd).length).toBeGreaterThanOrEqual(TOPS_ARMS);
-    // Late records dated before the window, through it, and in its last hours (buckets of
-    // TOPS_RANK records and more), stored in that order; while the walk runs, late ones in it and after it.
+    // Late records dated before the window, through it, and in its last hours, stored in that
+    // order; while the walk runs, late ones in it and after it.
     const late = (at: number) => withdrawal({ deliveredAt: new Date(at).toISOString() });
     const seeded = [
       ...Array.from({ length: 60 }, (_, i) => late(now - 60 * DAY - i * MINUTE)),
@@ -233,44 +218,21 @@ describe("paging while sync batches commit", () => {
       ...Array.from({ length: 240 }, (_, i) => late(windowEnd - i * MINUTE)),
     ];
     for (let i = 0; i < seeded.length; i += 60) await sync(srv, tenant, "withdrawals", seeded.slice(i, i + 60));
-    const statements = vi.spyOn(srv.storage.db, "executeQuery");
-    const byTops = () => statements.mock.calls.some(([compiled]) => "sql" in compiled && compiled.sql.includes("since_tops"));
-    const window = `createdSince=${new Date(windowStart).toISOString()}&createdUntil=${new Date(windowEnd).toISOString()}`;
-    try {
-      await vi.waitFor(async () => {
-        statements.mockClear();
-        expect((await get(srv, `/v1/withdrawals?${window}&limit=7`, tenant.keys.read)).status).toBe(200);
-        expect(byTops()).toBe(true);
-      });
-      statements.mockClear();
-      // In it, at its start, where the tops leave buckets out; and after it.
-      const make = (i: number) => late(i % 2 === 0 ? windowStart + 2 * HOUR + i * MINUTE : now - 5 * DAY - i * MINUTE);
-      const { before, batches } = await walkWindowWhileWriting(srv, tenant, seeded, make, [windowStart, windowEnd]);
-      expect(before.length).toBeGreaterThan(300);
-      expect(batches, "writes ran during the read").toBeGreaterThan(2);
-      expect(byTops(), "the first page read by its tops").toBe(true);
-    } finally {
-      statements.mockRestore();
-    }
+    const make = (i: number) => late(i % 2 === 0 ? windowStart + 2 * HOUR + i * MINUTE : now - 5 * DAY - i * MINUTE);
+    const { before, batches } = await walkWindowWhileWriting(srv, tenant, seeded, make, [windowStart, windowEnd]);
+    expect(before.length).toBeGreaterThan(300);
+    expect(batches, "writes ran during the read").toBeGreaterThan(2);
   });
 
-  // A window in name order takes one of several plans (docs/architecture.md): by week up to
-  // eight weeks; the name index for a window that holds most of its tenant's rows; the window's
-  // own rows, then its keys, for a window that holds few.
+  // A window in name order is read by week up to NAME_WEEK_ARMS weeks, else by the name index
+  // with the event date checked on its entries (docs/architecture.md).
   it.each([
-    ["of three weeks, read by week", -20 * DAY, HOUR, 25, 200, [undefined]],
-    ["over all history, read by the name index", -400 * DAY, DAY, 25, 600, ["name-index"]],
-    [
-      "of months that hold few of the records, read by its own rows and then its keys",
-      -200 * DAY,
-      -100 * DAY,
-      3,
-      12,
-      ["window-first", "window-keys"],
-    ],
+    ["of three weeks, read by week", -20 * DAY, HOUR, 25, 200, "weeks"],
+    ["over all history, read by the name index", -400 * DAY, DAY, 25, 600, "name-index"],
+    ["of months that hold few of the records, read by the name index", -200 * DAY, -100 * DAY, 3, 12, "name-index"],
   ] as const)(
     "returns every record of a window in name order %s committed before the read exactly once, in name order",
-    async (_label, from, to, limit, least, plans) => {
+    async (_label, from, to, limit, least, plan) => {
       const srv = server();
       const tenant = await newTenant(srv);
       const now = Date.now();
@@ -283,10 +245,9 @@ describe("paging while sync batches commit", () => {
       const eventAt = (i: number) =>
         i % 50 === 0 ? now - 150 * DAY - i * MINUTE : [now - 5 * MINUTE, now - 12 * DAY - i * MINUTE, now - 300 * DAY][i % 3]!;
       const make = (i: number) => withdrawal({ employeeName: names[i % names.length], deliveredAt: new Date(eventAt(i)).toISOString() });
-      // And one from a device whose clock was reset, decades back: the months' window is then
-      // too small a share of the tenant's span to probe the name index for (SPAN_SHARE).
+      // And one from a device whose clock was reset, decades back.
       const reset = withdrawal({ employeeName: "Ana", deliveredAt: "1970-01-01T00:00:00.000Z" });
-      const seeded = [...Array.from({ length: 1000 }, (_, i) => make(i)), ...(plans[0] === "window-first" ? [reset] : [])];
+      const seeded = [...Array.from({ length: 1000 }, (_, i) => make(i)), reset];
       for (let i = 0; i < seeded.length; i += 250) await sync(srv, tenant, "withdrawals", seeded.slice(i, i + 250));
 
       const writer = startWriter(srv, tenant, make);
@@ -299,9 +260,9 @@ describe("paging while sync batches commit", () => {
       const window = `name=an&createdSince=${new Date(windowStart).toISOString()}&createdUntil=${new Date(windowEnd).toISOString()}`;
       const read = await pageThrough(srv, tenant.keys.read, `/v1/withdrawals?${window}`, limit);
       await writer.stop();
-      // The plan of the first page, and of the later pages, as the walk's cursors carry them.
-      expect(read.plans[0]).toBe(plans[0]);
-      expect(new Set(read.plans.slice(1))).toEqual(new Set(read.plans.length > 1 ? [plans[plans.length - 1]] : []));
+      // A bounded window's plan is made by its query alone: its cursors carry no span.
+      expect(planOf({ since: windowStart, until: windowEnd }, "name", undefined).kind).toBe(plan);
+      expect(read.plans.every((p) => p === undefined)).toBe(true);
 
       expectWindowRead(read.ids, before, [...seeded, ...writer.acknowledged], matches);
       for (let i = 1; i < read.names.length; i += 1) {
@@ -316,3 +277,13 @@ describe("paging while sync batches commit", () => {
     },
   );
 });
+
+/** Code-point order, as the database orders names and ids (JavaScript's `<` compares UTF-16 code units). */
+function compareCodePoints(a: string, b: string): number {
+  const [x, y] = [Array.from(a), Array.from(b)];
+  for (let i = 0; i < Math.min(x.length, y.length); i += 1) {
+    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+  return x.length - y.length;
+}

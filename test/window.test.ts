@@ -1,44 +1,21 @@
 /**
- * The time window's arms (see src/lists/window.ts) at their edges: records whose event date
- * sits on and just outside the window's bounds, stored at the slack's boundaries before and
- * after it. Every window shape, read at several page sizes, returns exactly the records in the
- * window, once each, newest first by createdAt. Late records are read by the buckets of their
- * event dates that tile the window, so they are checked across bucket boundaries of every
- * level too, and the tiling itself is checked over random ranges.
+ * The time window (src/lists/window/) at its edges: records whose event date sits on and just
+ * outside the window's bounds, stored at the slack's boundaries before and after it, across the
+ * boundaries of the late rows' buckets of every level, over the tenant's late range and past it,
+ * open-ended, in name order by week and by the name index, and beside a writer. Every window,
+ * read at several page sizes, returns exactly the records in it, once each, in the list's order.
  */
 import { describe, expect, it, vi } from "vitest";
-import fc from "fast-check";
-import { BUCKET_LEVELS_MS, BUCKET_ORIGIN_MS, lateEventAt, SLACK_MS } from "../src/collections/late-event.js";
+import { lateEventAt, SLACK_MS } from "../src/collections/late-event.js";
 import { withdrawals } from "../src/collections/registry.js";
 import { sortKey } from "../src/collections/sort-key.js";
 import { parseListQuery } from "../src/lists/list.query.js";
-import { pageQuery } from "../src/lists/list.repository.js";
-import { EVENT_SPAN_FRESH_MS, foundEventSpan, needsLateRange, probedPlan, windowPlan } from "../src/lists/list.service.js";
-import {
-  BRACKET_ARMS,
-  byTops,
-  EDGE_LEVEL,
-  KEYS_SHARE,
-  NAME_INDEX_PAGES,
-  NAME_WEEK_ARMS,
-  NAME_WEEK_MS,
-  NAME_PROBE_PAGES,
-  RECENT_WIDTH_MS,
-  SPAN_SHARE,
-  spanOfWeeks,
-  tiles,
-  TOPS_ARMS,
-  TOPS_RANK,
-  WINDOW_FIRST_BOUND,
-  WINDOW_KEYS_BOUND,
-} from "../src/lists/window.js";
-import { compareCodePoints, idsAfter, KeyLists, KEYS_FRESH_MS, KEYS_LATE_BOUND } from "../src/lists/window-keys.js";
-import { hashKey } from "../src/platform/keys.js";
-import { POSTGRES, SQLITE } from "../src/storage/engine.js";
-import { ENGINE } from "./support/databases.js";
+import { BUCKET_ORIGIN_MS, weekAt, WEEK_MS as NAME_WEEK_MS } from "../src/lists/window/buckets.js";
+import { NAME_WEEK_ARMS, needsSpan, planOf, spanOfCursor, type WindowPlan } from "../src/lists/window/plan.js";
+import { listOrder } from "../src/lists/list.shape.js";
+import { tiles } from "../src/lists/window/tiling.js";
 import { withdrawal } from "./support/factories.js";
 import { get, newTenant, planOfCursor, readAll, sync, useServer, type Reply, type TestTenant } from "./support/harness.js";
-
 const server = useServer();
 
 const SINCE = Date.UTC(2026, 4, 1, 8, 0, 0, 0);
@@ -48,11 +25,7 @@ const OFFSETS = [-SLACK_MS - 1, -SLACK_MS, 0, SLACK_MS, SLACK_MS + 1];
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/**
- * How many times wider than they were written the windows of the walks that pick their plan on
- * their first page are (choosingPage): wide enough that none spans NAME_WEEK_ARMS weeks or
- * fewer, which is read by week instead.
- */
+/** How many times wider than they were written the windows in name order are: wide enough that none is read by week. */
 const TIME_SCALE = 2000;
 
 interface Stored {
@@ -79,13 +52,14 @@ async function storeAsPlanned(tenant: TestTenant, stored: Stored[]): Promise<voi
   server().clock.now = undefined;
 }
 
-/** The grid of event dates and storage offsets around the slack's edges, stored as planned. */
-
-/** The plan that the first page of a walk at limit=2 picked, as its cursor carries it. */
-async function firstPagePlan(tenant: TestTenant, query: string): Promise<string | undefined> {
-  const { body } = await get<{ cursor: string }>(server(), `/v1/withdrawals?limit=2&${query}`, tenant.keys.read);
-  return planOfCursor(body.cursor);
+/** The plan of a walk's later pages: by its query, and the span its first page's cursor carries. */
+async function walkPlan(tenant: TestTenant, query: string): Promise<WindowPlan["kind"]> {
+  const { body } = await get<{ cursor: string | null }>(server(), `/v1/withdrawals?limit=2&${query}`, tenant.keys.read);
+  const parsed = parseListQuery(withdrawals, query);
+  return planOf(parsed, listOrder(parsed), body.cursor === null ? undefined : spanOfCursor(planOfCursor(body.cursor))).kind;
 }
+
+/** The grid of event dates and storage offsets around the slack's edges, stored as planned. */
 
 async function storeGrid() {
   const tenant = await newTenant(server());
@@ -125,12 +99,13 @@ describe("time window at the edges of its slack", () => {
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const MINUTE = 60_000;
+/** The buckets of the late rows' indexes, and the hour: 8 ** level hours from year 1. */
+const BUCKET_MS = [0, 1, 2, 3].map((level) => HOUR * 8 ** level);
 /** The start of every bucket of `level` that begins at or after `ms`, counted from year 1. */
 const bucketStart = (level: number, ms: number) => {
-  const length = BUCKET_LEVELS_MS[level]!;
+  const length = BUCKET_MS[level]!;
   return Math.ceil((ms + BUCKET_ORIGIN_MS) / length) * length - BUCKET_ORIGIN_MS;
 };
-
 /**
  * Records stored long after (or before) their event, on both sides of the boundaries of
  * buckets of every level (an hour to years) and of midnights around the epoch, plus some on
@@ -141,7 +116,7 @@ async function storeLateAcrossBuckets() {
   const first = -3 * DAY;
   const boundaries = [
     ...Array.from({ length: 11 }, (_, day) => first + day * DAY),
-    ...BUCKET_LEVELS_MS.map((_, level) => bucketStart(level, first + 5 * DAY)),
+    ...BUCKET_MS.map((_, level) => bucketStart(level, first + 5 * DAY)),
   ];
   const stored: Stored[] = [];
   boundaries.forEach((boundary, b) => {
@@ -160,71 +135,7 @@ async function storeLateAcrossBuckets() {
 /** Window lengths from a minute to a year. */
 const LENGTHS = [60_000, HOUR - 1, HOUR, HOUR + 1, 8 * HOUR, DAY - 1, DAY, 7 * DAY, 10 * DAY, 31 * DAY, 365 * DAY];
 
-describe("the tiling of a window's late rows", () => {
-  const YEAR = 365 * DAY;
-  const top = BUCKET_LEVELS_MS.length - 1;
-  const spansOf = (tiling: ReturnType<typeof tiles>) =>
-    tiling
-      .map((tile) => {
-        const size = BUCKET_LEVELS_MS[tile.level]!;
-        const start = tile.bucket * size - BUCKET_ORIGIN_MS;
-        return { ...tile, start, end: start + size - 1 };
-      })
-      .sort((a, b) => a.start - b.start);
-
-  it("covers exactly the range but for the edges, with disjoint buckets, at most seven of a level on either side of the largest", () => {
-    const range = fc.tuple(fc.integer({ min: -20 * YEAR, max: 20 * YEAR }), fc.integer({ min: 0, max: 12 * YEAR }));
-    fc.assert(
-      fc.property(range, ([low, length]) => {
-        const high = low + length;
-        const spans = spansOf(tiles(low, high));
-        // Disjoint and gapless from the first bucket's start to the last one's end...
-        spans.slice(1).forEach((span, i) => expect(span.start).toBe(spans[i]!.end + 1));
-        // ...which is the range itself, but for the buckets at either end, which it covers in part.
-        expect(spans[0]!.start).toBeLessThanOrEqual(low);
-        expect(spans.at(-1)!.end).toBeGreaterThanOrEqual(high);
-        // An edge is a bucket of eight hours at an end, the smallest that has an index.
-        const edgeLevel = 1;
-        expect(spans.every((span) => span.level >= edgeLevel)).toBe(true);
-        expect(spans[0]!.start === low || (spans[0]!.edge && spans[0]!.level === edgeLevel)).toBe(true);
-        expect(spans.at(-1)!.end === high || (spans.at(-1)!.edge && spans.at(-1)!.level === edgeLevel)).toBe(true);
-        expect(spans.filter((span) => span.edge).every((span) => span.level === edgeLevel && (span.start <= low || span.end >= high))).toBe(
-          true,
-        );
-        for (let level = edgeLevel; level < top; level++)
-          expect(spans.filter((span) => span.level === level).length).toBeLessThanOrEqual(2 * 7 + 2);
-        expect(spans.filter((span) => span.level === top).length).toBeLessThanOrEqual(Math.ceil(length / BUCKET_LEVELS_MS[top]!) + 1);
-      }),
-      { numRuns: 2000 },
-    );
-  });
-
-  it("reaches past the range only into the room around it, with fewer buckets for it", () => {
-    // Room below and above the range: none, some, or unbounded (no late row on that side).
-    const room = fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 2 * YEAR }), fc.constant(Infinity));
-    const range = fc.tuple(fc.integer({ min: -20 * YEAR, max: 20 * YEAR }), fc.integer({ min: 0, max: 12 * YEAR }), room, room);
-    fc.assert(
-      fc.property(range, ([low, length, below, above]) => {
-        const high = low + length;
-        const outer: [number, number] = [low - below, high + above];
-        const tiling = tiles(low, high, outer);
-        const spans = spansOf(tiling);
-        spans.slice(1).forEach((span, i) => expect(span.start).toBe(spans[i]!.end + 1));
-        expect(spans[0]!.start).toBeLessThanOrEqual(low);
-        expect(spans.at(-1)!.end).toBeGreaterThanOrEqual(high);
-        // Every bucket lies within the room but an edge of eight hours at most, which checks the event date.
-        for (const span of spans) {
-          if (span.edge) expect(span.level <= 1 && (span.start < outer[0] || span.end > outer[1])).toBe(true);
-          else expect(span.start >= outer[0] && span.end <= outer[1]).toBe(true);
-        }
-        expect(tiling.length).toBeLessThanOrEqual(tiles(low, high).length);
-        if (below === Infinity && above === Infinity)
-          expect(tiling.length).toBeLessThanOrEqual(Math.ceil(length / BUCKET_LEVELS_MS[top]!) + 1);
-      }),
-      { numRuns: 2000 },
-    );
-  });
-
+describe("time window across the buckets of its late rows", () => {
   it("returns exactly the records in windows of a minute to a year, and open-ended ones, wherever they start", async () => {
     const { tenant, stored, first } = await storeLateAcrossBuckets();
     const starts = [
@@ -342,9 +253,8 @@ describe("time window narrowed to the tenant's late records", () => {
     }
     for (const until of [lastHour, middle(lastHour), lastHour + HOUR]) windows.push([undefined, until]);
     for (const [since, until] of windows) {
-      // Wide enough that SQLite narrows it (Engine.armsPerQuery); PostgreSQL, whose threshold is
-      // higher, narrows the open-ended ones.
-      if (since !== undefined && until !== undefined) expect(tiles(since, until).length).toBeGreaterThan(SQLITE.armsPerQuery);
+      // Wide enough, or open-ended, that its plan is made by the tenant's span.
+      expect(needsSpan({ since, until }, "created")).toBe(true);
       const want = stored
         .filter((r) => (since === undefined || r.event >= since) && (until === undefined || r.event <= until))
         .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
@@ -360,9 +270,8 @@ describe("time window narrowed to the tenant's late records", () => {
     }
   });
 });
-
-describe("a wide window's later pages by its bracket", () => {
-  it("reads its late records as one arm by createdAt between the records of other dates, by its tiling elsewhere, and returns exactly the window", async () => {
+describe("a wide window whose late records of other dates lie among its own", () => {
+  it("returns exactly the window at every page size, its later pages by the span its cursors carry", async () => {
     const tenant = await newTenant(server());
     const since = Date.UTC(2025, 6, 3, 5, 17);
     const until = since + 200 * DAY;
@@ -384,49 +293,34 @@ describe("a wide window's later pages by its bracket", () => {
       stored.push({ id: `v-${i}`, event, createdAt: until + 10 * DAY + i });
     await storeAsPlanned(tenant, stored);
     const query = `createdSince=${iso(since)}&createdUntil=${iso(until)}`;
-    expect(tiles(since, until).length).toBeGreaterThanOrEqual(BRACKET_ARMS);
+    expect(needsSpan({ since, until }, "created")).toBe(true);
     const want = stored
       .filter((r) => r.event >= since && r.event <= until)
       .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
       .map((r) => r.id);
-    // The late range found before the walk, as a walk that follows another finds it.
-    await probedPlan(server().storage.db, withdrawals, hashKey(tenant.keys.read));
-    const statements = vi.spyOn(server().storage.db, "executeQuery");
-    try {
-      for (const limits of [[1, 4], [3], [100]]) {
-        statements.mockClear();
-        const items: string[] = [];
-        const brackets = new Set<string>();
-        let cursor: string | null = null;
-        do {
-          const limit = limits[items.length % limits.length]!;
-          const url = `/v1/withdrawals?${query}&limit=${limit}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`;
-          const reply: Reply<{ data: { id: string }[]; cursor: string | null }> = await get(server(), url, tenant.keys.read);
-          expect(reply.status, url).toBe(200);
-          items.push(...reply.body.data.map((r) => r.id));
-          cursor = reply.body.cursor;
-          if (cursor !== null) brackets.add(planOfCursor(cursor)?.split(";in:")[1] ?? "none");
-        } while (cursor !== null);
-        expect(items, `limits ${limits.join(",")}`).toEqual(want);
-        // The first page's cursor carries none; every later one the bracket its walk found.
-        expect([...brackets].sort(), `limits ${limits.join(",")}`).toEqual([`${above},${below}`, "none"].sort());
-        const texts = statements.mock.calls.map(([compiled]) => ("sql" in compiled ? compiled.sql : ""));
-        expect(texts.filter((text) => / as "p0"/.test(text)).length, "one statement finds the bracket").toBe(1);
-        const byCreated = texts.filter((text) => /"late_event_at" is not null and "created_at" > /.test(text));
-        expect(byCreated.length, "pages by the bracket").toBeGreaterThan(0);
-      }
-    } finally {
-      statements.mockRestore();
+    for (const limits of [[1, 4], [3], [100]]) {
+      const items: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const limit = limits[items.length % limits.length]!;
+        const url = `/v1/withdrawals?${query}&limit=${limit}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`;
+        const reply: Reply<{ data: { id: string }[]; cursor: string | null }> = await get(server(), url, tenant.keys.read);
+        expect(reply.status, url).toBe(200);
+        items.push(...reply.body.data.map((r) => r.id));
+        cursor = reply.body.cursor;
+        // Every cursor carries the tenant's late range, found once, on the first page.
+        if (cursor !== null) expect(spanOfCursor(planOfCursor(cursor))?.late).toEqual([since - 20 * DAY, until + 2 * DAY]);
+      } while (cursor !== null);
+      expect(items, `limits ${limits.join(",")}`).toEqual(want);
     }
   });
 });
 
-describe("a wide window's first page by its tops", () => {
-  it("reads only the arms that can hold its rows once its tops are found, and exactly the window whatever is stored since", async () => {
+describe("a wide window imported after its end", () => {
+  it("returns exactly the window on its first page and its walk, whatever is stored since", async () => {
     const tenant = await newTenant(server());
     const since = Date.UTC(2025, 2, 3, 5, 17);
     const until = since + 200 * DAY;
-    expect(tiles(since, until).length).toBeGreaterThanOrEqual(TOPS_ARMS);
     const stored: Stored[] = [];
     for (let day = 0; day <= 200; day += 2) {
       const event = since + day * DAY + (day % 5) * HOUR;
@@ -452,132 +346,37 @@ describe("a wide window's first page by its tops", () => {
         .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
         .map((r) => r.id);
     const want = windowOf(stored);
-    const statements = vi.spyOn(server().storage.db, "executeQuery");
-    const pageStatements = () =>
-      statements.mock.calls.map(([compiled]) => ("sql" in compiled ? compiled.sql : "")).filter((text) => / union all /.test(text));
     const firstPage = async (limit: number) => {
-      statements.mockClear();
       const reply: Reply<{ data: { id: string }[] }> = await get(server(), `/v1/withdrawals?${query}&limit=${limit}`, tenant.keys.read);
       expect(reply.status).toBe(200);
       return reply.body.data.map((r) => r.id);
     };
-    const arms = (text: string) => text.split(" union all ").length;
-    try {
-      // The first pages are read by the whole tiling, until the tops found in the background are kept.
-      expect(await firstPage(100)).toEqual(want.slice(0, 100));
-      const whole = pageStatements().at(-1)!;
-      await vi.waitFor(async () => {
-        expect(await firstPage(100)).toEqual(want.slice(0, 100));
-        expect(pageStatements().some((text) => text.includes("since_tops"))).toBe(true);
-      });
-      for (const limit of [1, 7, 100]) {
-        expect(await firstPage(limit), `limit ${limit}`).toEqual(want.slice(0, limit));
-        const [page, ...more] = pageStatements();
-        expect(more, "one statement").toEqual([]);
-        expect(page, "by the tops").toContain("since_tops");
-        expect(arms(page!), "fewer arms").toBeLessThan(arms(whole) - 4);
-      }
-      const walked = await readAll(server(), tenant.keys.read, `/v1/withdrawals?${query}`);
-      expect(walked.items.map((r: { id: string }) => r.id)).toEqual(want);
-
-      // Late records of other dates stored since the tops leave them good.
-      const later = (id: string, event: number, at: number): Stored => ({ id, event, createdAt: at });
-      const outside = Array.from({ length: 5 }, (_, i) => later(`o-${i}`, since - DAY - i * HOUR, importedAt + DAY));
-      await storeAsPlanned(tenant, outside);
-      expect(await firstPage(100)).toEqual(want.slice(0, 100));
-      expect(pageStatements().map((text) => text.includes("since_tops"))).toEqual([true]);
-
-      // One of the window stored since them: the page is read again by the whole tiling.
-      const inside = [later("n-0", since + 3 * DAY, importedAt + 2 * DAY)];
-      await storeAsPlanned(tenant, inside);
-      const now = windowOf([...stored, ...outside, ...inside]);
-      expect(now[0]).toBe("n-0");
+    for (const limit of [1, 7, 100]) expect(await firstPage(limit), `limit ${limit}`).toEqual(want.slice(0, limit));
+    const walked = await readAll(server(), tenant.keys.read, `/v1/withdrawals?${query}`);
+    expect(walked.items.map((r: { id: string }) => r.id)).toEqual(want);
+    // Late records of other dates stored since, then one of the window, then many of other dates.
+    const later = (id: string, event: number, at: number): Stored => ({ id, event, createdAt: at });
+    const outside = Array.from({ length: 5 }, (_, i) => later(`o-${i}`, since - DAY - i * HOUR, importedAt + DAY));
+    const inside = [later("n-0", since + 3 * DAY, importedAt + 2 * DAY)];
+    const many = Array.from({ length: 101 }, (_, i) => later(`m-${i}`, until + DAY + i * MINUTE, importedAt + 3 * DAY));
+    let all = stored;
+    for (const batch of [outside, inside, many]) {
+      await storeAsPlanned(tenant, batch);
+      all = [...all, ...batch];
+      const now = windowOf(all);
       expect(await firstPage(100)).toEqual(now.slice(0, 100));
-      expect(pageStatements().map((text) => text.includes("since_tops"))).toEqual([true, false]);
-
-      // Found again, and then TOPS_RANK late records of other dates stored since: read again too.
-      await vi.waitFor(async () => {
-        expect(await firstPage(100)).toEqual(now.slice(0, 100));
-        expect(pageStatements().map((text) => text.includes("since_tops"))).toEqual([true]);
-      });
-      // A window of the tenant's that holds no record: its tops keep no arm, so its tiling reads it.
-      const [emptySince, emptyUntil] = [since - 18 * DAY, since - 2 * DAY];
-      expect(tiles(emptySince, emptyUntil).length).toBeGreaterThanOrEqual(TOPS_ARMS);
-      const empty = `/v1/withdrawals?createdSince=${iso(emptySince)}&createdUntil=${iso(emptyUntil)}`;
-      statements.mockClear();
-      await vi.waitFor(async () => {
-        const reply: Reply<{ data: unknown[] }> = await get(server(), empty, tenant.keys.read);
-        expect([reply.status, reply.body.data]).toEqual([200, []]);
-        expect(statements.mock.calls.some(([compiled]) => "sql" in compiled && compiled.sql.includes(" as as_of"))).toBe(true);
-      });
-      const again: Reply<{ data: unknown[] }> = await get(server(), empty, tenant.keys.read);
-      expect([again.status, again.body.data]).toEqual([200, []]);
-
-      const many = Array.from({ length: TOPS_RANK }, (_, i) => later(`m-${i}`, until + DAY + i * MINUTE, importedAt + 3 * DAY));
-      await storeAsPlanned(tenant, many);
-      expect(await firstPage(100)).toEqual(now.slice(0, 100));
-      expect(pageStatements().map((text) => text.includes("since_tops"))).toEqual([true, false]);
-    } finally {
-      statements.mockRestore();
+      expect((await readAll(server(), tenant.keys.read, `/v1/withdrawals?${query}`, [100])).items.map((r) => r.id)).toEqual(now);
     }
+    expect(windowOf(all)[0]).toBe("n-0");
+    // A window of the tenant's that holds no record.
+    const empty = `/v1/withdrawals?createdSince=${iso(since - 18 * DAY)}&createdUntil=${iso(since - 2 * DAY)}`;
+    const reply: Reply<{ data: unknown[]; cursor: string | null }> = await get(server(), empty, tenant.keys.read);
+    expect([reply.status, reply.body]).toEqual([200, { data: [], cursor: null }]);
   });
 });
 
-describe("the arms a first page's tops leave out", () => {
-  const top = (newest: number | null, ranked: number | null = null) => ({ newest, ranked });
-  const values = { since: 0, sinceLower: -SLACK_MS, until: 1000, untilUpper: 1000 + SLACK_MS, b3_0: 7, b2_1: 8, b1_2: 9, e1_3: 10 };
-
-  it("leaves out every arm whose newest lies below the highest TOPS_RANK-th newest of any, and those that held no row", () => {
-    const tops = {
-      asOf: 5000 + SLACK_MS,
-      onTime: top(2000, 1500),
-      tiles: { b3_0: top(1400), b2_1: top(3000, 2500), b1_2: top(2400), e1_3: top(null) },
-    };
-    expect(byTops(tops, () => values)).toEqual({
-      values: {
-        since: 0,
-        sinceLower: -SLACK_MS,
-        until: 1000,
-        untilUpper: 1000 + SLACK_MS,
-        b2_1: 8,
-        topsAsOf: 5000 + SLACK_MS,
-        onTimeLeftOut: 1,
-      },
-      leftOut: 2400,
-    });
-  });
-
-  it("keeps arm A while its range ends after the tops' moment, and leaves no arm out by tops of another tiling", () => {
-    const tops = { asOf: 1000, onTime: top(900), tiles: { b3_0: top(1400), b2_1: top(3000, 2500), b1_2: top(2400), e1_3: top(null) } };
-    expect(byTops(tops, () => values)?.values).toEqual({
-      since: 0,
-      sinceLower: -SLACK_MS,
-      until: 1000,
-      untilUpper: 1000 + SLACK_MS,
-      b2_1: 8,
-      topsAsOf: 1000,
-    });
-    expect(byTops({ ...tops, tiles: { b3_0: top(1400), b2_1: top(3000, 2500), b1_2: top(2400) } }, () => values)).toBeUndefined();
-  });
-
-  it("leaves none out when too few can be, or every arm would be", () => {
-    const tops = {
-      asOf: 5000 + SLACK_MS,
-      onTime: top(2600),
-      tiles: { b3_0: top(2600), b2_1: top(3000, 2500), b1_2: top(2600), e1_3: top(null) },
-    };
-    expect(byTops(tops, () => values)).toBeUndefined();
-    const empty = {
-      asOf: 5000 + SLACK_MS,
-      onTime: top(null),
-      tiles: { b3_0: top(null), b2_1: top(null), b1_2: top(null), e1_3: top(null) },
-    };
-    expect(byTops(empty, () => values)).toBeUndefined();
-  });
-});
-
-describe("a bounded window within the late records' range seen before", () => {
-  it("is tiled over its own span without a probe, and misses no late record stored since", async () => {
+describe("a bounded window walked again after late records were stored", () => {
+  it("finds every late record stored since, inside the late range its last walk found and outside it", async () => {
     const tenant = await newTenant(server());
     // Past, so that no window here reaches the present.
     const firstHour = Date.UTC(2022, 3, 17, 19);
@@ -589,18 +388,15 @@ describe("a bounded window within the late records' range seen before", () => {
     for (let day = 0; day <= 800; day += 40)
       stored.push({ id: `t-${day}`, event: firstHour + day * DAY, createdAt: firstHour + day * DAY + 1 });
     await storeAsPlanned(tenant, stored);
-    const planOf = (query: string) => firstPagePlan(tenant, query);
     const window = (since: number, until: number) => `createdSince=${iso(since)}&createdUntil=${iso(until)}`;
     const [since, until] = [firstHour + 2 * HOUR + 1, lastHour - 2 * HOUR - 1];
-    // Wide enough that either engine narrows it when it must (Engine.armsPerQuery).
-    expect(needsLateRange(server().storage.db, withdrawals, parseListQuery(withdrawals, window(since, until)))).toBe(true);
-    // The first walk probes: its cursor carries the range.
-    expect(await planOf(window(since, until))).toBe(`late:${firstHour + 60_000},${lastHour + 60_000}`);
-    // A late record stored since, inside the window; a walk now skips the probe (its cursor
-    // carries no range) and finds it.
+    expect(needsSpan({ since, until }, "created")).toBe(true);
+    // The first walk finds the late range, which its cursors carry.
+    const { body } = await get<{ cursor: string }>(server(), `/v1/withdrawals?limit=2&${window(since, until)}`, tenant.keys.read);
+    expect(spanOfCursor(planOfCursor(body.cursor))?.late).toEqual([firstHour + 60_000, lastHour + 60_000]);
+    // A late record stored since, inside the window: a new walk finds it.
     const since2 = { id: "l-since", event: firstHour + 400 * DAY, createdAt: lastHour + 10 * DAY };
     await storeAsPlanned(tenant, [since2]);
-    expect(await planOf(window(since, until))).toBeUndefined();
     const want = [...stored, since2]
       .filter((r) => r.event >= since && r.event <= until)
       .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
@@ -608,13 +404,9 @@ describe("a bounded window within the late records' range seen before", () => {
     expect((await readAll(server(), tenant.keys.read, `/v1/withdrawals?${window(since, until)}`, [3])).items.map((r) => r.id)).toEqual(
       want,
     );
-    // A window that reaches past the range seen tiles by that range, which its first page checks
-    // in its own statement: its cursor carries it.
+    // Late records stored since outside the late range, in a wider window after and before it, and
+    // before that window (where a bucket that reaches past the range may lie): a new walk finds each.
     const wide = window(firstHour - 5 * DAY, lastHour + 5 * DAY);
-    expect(await planOf(wide)).toBe(`late:${firstHour + 60_000},${lastHour + 60_000}`);
-    // Late records stored since outside that range, in the window after and before it, and before
-    // the window (where a bucket that reaches past the range may lie): the check finds each, and
-    // the page is read again by the range a probe finds.
     for (const outside of [
       { id: "l-after", event: lastHour + 2 * DAY, createdAt: lastHour + 11 * DAY },
       { id: "l-before", event: firstHour - 2 * DAY, createdAt: lastHour + 12 * DAY },
@@ -633,28 +425,25 @@ describe("a bounded window within the late records' range seen before", () => {
     }
   });
 });
-
-describe("a window's first page after its tenant was found to have no late records", () => {
-  it("assumes none, checked by its own statement, and finds one stored since", async () => {
+describe("a window of a tenant that had no late records", () => {
+  it("reads only its on-time records, and finds a late one stored since", async () => {
     const tenant = await newTenant(server());
     const base = Date.UTC(2022, 3, 17, 19);
     const stored: Stored[] = [];
     for (let day = 0; day <= 400; day += 10) stored.push({ id: `t-${day}`, event: base + day * DAY, createdAt: base + day * DAY + 1 });
     await storeAsPlanned(tenant, stored);
     const window = `createdSince=${iso(base)}&createdUntil=${iso(base + 400 * DAY)}`;
-    expect(needsLateRange(server().storage.db, withdrawals, parseListQuery(withdrawals, window))).toBe(true);
-    // The first walk finds no late record; the next assumes none.
-    expect(await firstPagePlan(tenant, window)).toBe("late:none");
-    expect(await firstPagePlan(tenant, window)).toBe("late:none");
+    expect(needsSpan(parseListQuery(withdrawals, window), "created")).toBe(true);
+    const { body } = await get<{ cursor: string }>(server(), `/v1/withdrawals?limit=2&${window}`, tenant.keys.read);
+    expect(spanOfCursor(planOfCursor(body.cursor))?.late).toBeNull();
     const late = { id: "l-since", event: base + 200 * DAY, createdAt: base + 500 * DAY };
     await storeAsPlanned(tenant, [late]);
     const want = [late, ...stored].sort((a, b) => b.createdAt - a.createdAt).map((r) => r.id);
     expect((await readAll(server(), tenant.keys.read, `/v1/withdrawals?${window}`, [3])).items.map((r) => r.id)).toEqual(want);
   });
 });
-
-describe("a window that needs no narrowing, once its tenant's late records were found in the background", () => {
-  it("reads none of the buckets where the tenant has none, checked by its own statement, and finds one stored since", async () => {
+describe("a narrow window, which needs no span", () => {
+  it("tiles its own dates, carries no span in its cursors, and finds a late record stored since", async () => {
     const tenant = await newTenant(server());
     const base = Date.UTC(2022, 3, 17, 19);
     const stored: Stored[] = [];
@@ -663,10 +452,9 @@ describe("a window that needs no narrowing, once its tenant's late records were 
     await storeAsPlanned(tenant, stored);
     // Past, and short enough that neither engine must narrow it: a few buckets of eight hours.
     const window = `createdSince=${iso(base + 5 * HOUR)}&createdUntil=${iso(base + 29 * HOUR)}`;
-    expect(needsLateRange(server().storage.db, withdrawals, parseListQuery(withdrawals, window))).toBe(false);
-    // The first walk reads its own span's buckets; a walk after the key's late records were found (none) assumes none.
-    expect(await firstPagePlan(tenant, window)).toBeUndefined();
-    await vi.waitFor(async () => expect(await firstPagePlan(tenant, window)).toBe("late:none"), { timeout: 5_000, interval: 20 });
+    expect(needsSpan(parseListQuery(withdrawals, window), "created")).toBe(false);
+    const { body } = await get<{ cursor: string }>(server(), `/v1/withdrawals?limit=2&${window}`, tenant.keys.read);
+    expect(planOfCursor(body.cursor)).toBeUndefined();
     const late = { id: "l-since", event: base + 12 * HOUR, createdAt: base + 100 * DAY };
     await storeAsPlanned(tenant, [late]);
     const want = [late, ...stored]
@@ -677,8 +465,7 @@ describe("a window that needs no narrowing, once its tenant's late records were 
     expect((await readAll(server(), tenant.keys.read, `/v1/withdrawals?${window}`, [2])).items.map((r) => r.id)).toEqual(want);
   });
 });
-
-describe("a narrowed window's first page beside a writer", () => {
+describe("a window's first page beside a writer", () => {
   /** Late records in two hours 400 days apart, at these minutes, and one on time every ten days between. */
   async function storeTwoLateHours(minutes: number[]) {
     const tenant = await newTenant(server());
@@ -695,37 +482,51 @@ describe("a narrowed window's first page beside a writer", () => {
     return { tenant, firstHour, lastHour, stored };
   }
 
-  it("shows no record stored after it found the late records' range, so its cursor passes none", async () => {
+  it("shows no record stored after it found its tenant's span, so its cursor passes none", async () => {
     const { tenant, firstHour, lastHour, stored } = await storeTwoLateHours([1]);
-    // Open-ended, so narrowed on every engine.
+    // Open-ended, so read by its span on every engine.
     const since = firstHour - DAY;
-    const query = parseListQuery(withdrawals, `limit=5&createdSince=${iso(since)}`);
-    const keyHash = hashKey(tenant.keys.read);
     const { db } = server().storage;
-    const plan = await probedPlan(db, withdrawals, keyHash);
-    expect(plan.late, "the window is narrowed to the late records").toEqual({ low: firstHour + 60_000, high: lastHour + 60_000 });
-    // Between the probe and the page: a late record whose event lies in the window but past the
-    // late records' range and any bucket that reaches past it, then one on time, stored after it.
+    // Between the span's statement and the page's: a late record whose event lies in the window
+    // but past the late range and any bucket that reaches past it, then one on time, stored after it.
     const later = lastHour + 6 * DAY;
-    await storeAsPlanned(tenant, [
-      { id: "late-since", event: lastHour + 8 * 365 * DAY, createdAt: later },
-      { id: "on-time-since", event: later + 60_000, createdAt: later + 120_000 },
-    ]);
-    const { rows } = await db.executeQuery(pageQuery(db, withdrawals, keyHash, query, undefined, query.limit + 1, plan));
-    const before = stored
-      .filter((r) => r.event >= since)
-      .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
-      .map((r) => r.id);
-    expect(rows.map((r) => r.id)).toEqual(before.slice(0, query.limit + 1));
-    // A walk begun now finds both.
-    const { items } = await readAll(server(), tenant.keys.read, `/v1/withdrawals?createdSince=${iso(since)}`, [5]);
-    expect(items.map((r) => r.id)).toEqual(["on-time-since", "late-since", ...before]);
+    const execute = db.executeQuery.bind(db);
+    let written = false;
+    const statements = vi.spyOn(db, "executeQuery").mockImplementation(async (compiled, ...rest) => {
+      const result = await execute(compiled, ...rest);
+      if (!written && "sql" in compiled && compiled.sql.includes("late_low")) {
+        written = true;
+        await storeAsPlanned(tenant, [
+          { id: "late-since", event: lastHour + 8 * 365 * DAY, createdAt: later },
+          { id: "on-time-since", event: later + 60_000, createdAt: later + 120_000 },
+        ]);
+      }
+      return result;
+    });
+    try {
+      const first = await get<{ data: { id: string }[]; cursor: string }>(
+        server(),
+        `/v1/withdrawals?limit=5&createdSince=${iso(since)}`,
+        tenant.keys.read,
+      );
+      expect(written, "the records were stored between the span and the page").toBe(true);
+      const before = stored
+        .filter((r) => r.event >= since)
+        .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+        .map((r) => r.id);
+      expect(first.body.data.map((r) => r.id)).toEqual(before.slice(0, 5));
+      // A walk begun now finds both.
+      const { items } = await readAll(server(), tenant.keys.read, `/v1/withdrawals?createdSince=${iso(since)}`, [5]);
+      expect(items.map((r) => r.id)).toEqual(["on-time-since", "late-since", ...before]);
+    } finally {
+      statements.mockRestore();
+    }
   });
 
   it.each([
-    ["open at its end, by the range it assumed and checked", "since"],
-    ["that ends now, by the range it assumed and checked", "now"],
-    ["open at its start, by the range it found", "until"],
+    ["open at its end", "since"],
+    ["that ends now", "now"],
+    ["open at its start", "until"],
   ] as const)("reads its later pages, a window %s, which every record below its cursor lies in", async (_label, open) => {
     const { tenant, firstHour, lastHour, stored } = await storeTwoLateHours([1, 59]);
     const now = Date.now();
@@ -734,25 +535,17 @@ describe("a narrowed window's first page beside a writer", () => {
     const inWindow = (event: number) => (since === undefined || event >= since) && (until === undefined || event <= until);
     const bounds = [since === undefined ? "" : `createdSince=${iso(since)}`, until === undefined ? "" : `createdUntil=${iso(until)}`];
     const path = `/v1/withdrawals?${bounds.filter((b) => b !== "").join("&")}`;
-    // A window that reaches the present reads its first page as the plain list's (WindowPlan.recent)
-    // unless the records stored last lie outside it: these do, so it is read by its tiling.
+    // Records stored last, outside the window.
     if (open !== "until")
       await storeAsPlanned(
         tenant,
         Array.from({ length: 10 }, (_, i) => ({ id: `x-${i}`, event: firstHour - 30 * DAY + i, createdAt: lastHour + 10 * DAY + i })),
       );
     const first = await get<{ data: { id: string }[]; cursor: string }>(server(), `${path}&limit=4`, tenant.keys.read);
-    // Late records as far as the window's end or the end of the 8-hour bucket a day from now,
-    // checked by the page's own statement; or the first and last late event dates, found by a query.
-    const carried = {
-      since: /^late:-8640000000000000,\d+$/,
-      now: new RegExp(`^late:-8640000000000000,${now}$`),
-      until: new RegExp(`^late:${firstHour + 60_000},${lastHour + 59 * 60_000}$`),
-    };
-    expect(planOfCursor(first.body.cursor)).toMatch(carried[open]);
-    // Late records stored now lie outside the range found, past the range assumed (years from
-    // now; for the window that ends now, just past its end, in the same 8-hour bucket), and all
-    // above the cursor.
+    // The first page found the late range, which every cursor of the walk carries.
+    const lateLow = open === "until" ? firstHour + 60_000 : firstHour - 30 * DAY;
+    expect(spanOfCursor(planOfCursor(first.body.cursor))?.late).toEqual([lateLow, lastHour + 59 * 60_000]);
+    // Late records stored now lie outside the range found, and all above the cursor.
     await storeAsPlanned(tenant, [
       { id: "late-before", event: firstHour - 5 * DAY + 1, createdAt: lastHour + 20 * DAY },
       open === "now"
@@ -776,9 +569,7 @@ describe("a narrowed window's first page beside a writer", () => {
       .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
       .map((r) => r.id);
     expect(ids).toEqual(want);
-    // A walk begun now finds the records stored since in the window: past the range the first
-    // page assumes, which it finds (and reads again by the range a query finds). The window that
-    // ends now holds neither.
+    // A walk begun now finds the records stored since in the window. The window that ends now holds neither.
     const { items } = await readAll(server(), tenant.keys.read, path, [4]);
     const storedSince = { since: ["late-after"], now: [], until: ["late-before"] }[open];
     expect(items.map((r) => r.id)).toEqual([...storedSince, ...want]);
@@ -786,7 +577,7 @@ describe("a narrowed window's first page beside a writer", () => {
 });
 
 describe("a window that reaches the present", () => {
-  it("reads its pages as the plain list's while the records stored last lie in it, and by its tiling from the first page that holds less", async () => {
+  it("returns exactly the records in it, stored last or among an import of other dates", async () => {
     const tenant = await newTenant(server());
     const now = Date.now();
     const since = now - 3 * DAY;
@@ -821,65 +612,7 @@ describe("a window that reaches the present", () => {
           `${path} at ${limits.join(", ")}`,
         ).toEqual(want);
       }
-      // At 7 a page (RECENT_SCAN pages' worth of rows read, 16): the first two find a page of the
-      // window among the rows stored last; the third finds one row of it before the import, and
-      // is read by its tiling, as are the pages after it.
-      const plans: (string | undefined)[] = [];
-      let cursor: string | null = null;
-      do {
-        const reply: Reply<{ cursor: string | null }> = await get(
-          server(),
-          `${path}&limit=7${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
-          tenant.keys.read,
-        );
-        cursor = reply.body.cursor;
-        if (cursor !== null) plans.push(planOfCursor(cursor));
-      } while (cursor !== null);
-      expect(plans.slice(0, 2), path).toEqual(["recent", "recent"]);
-      expect(
-        plans.slice(2).filter((plan) => plan === "recent"),
-        path,
-      ).toEqual([]);
-      expect(plans.length, path).toBeGreaterThan(2);
     }
-    // A window narrower than RECENT_WIDTH_MS (a poll of the last hours) is read by its tiling,
-    // though its rows are the ones stored last.
-    const polled = await newTenant(server());
-    const recentRows: Stored[] = Array.from({ length: 6 }, (_, i) => ({
-      id: `p-${i}`,
-      event: now - 5 * HOUR + i * HOUR,
-      createdAt: now - 5 * HOUR + i * HOUR,
-    }));
-    await storeAsPlanned(polled, recentRows);
-    for (const [back, plan] of [
-      [RECENT_WIDTH_MS - HOUR, "not recent"],
-      [RECENT_WIDTH_MS + HOUR, "recent"],
-    ] as const) {
-      const poll = `/v1/withdrawals?createdSince=${iso(now - back)}`;
-      const { body } = await get<{ data: { id: string }[]; cursor: string }>(server(), `${poll}&limit=2`, polled.keys.read);
-      expect(
-        body.data.map((r) => r.id),
-        poll,
-      ).toEqual(["p-5", "p-4"]);
-      expect(planOfCursor(body.cursor) === "recent" ? "recent" : "not recent", poll).toBe(plan);
-    }
-    // The statement itself, at 7 a page (8 rows asked, 16 read at most): a page short of 8 rows of
-    // the window is the window's own when the list holds no more rows after the cursor than the
-    // bound, and says so otherwise (a row with `recent_more`), for the page to be read again.
-    const { db } = server().storage;
-    const keyHash = hashKey(tenant.keys.read);
-    const query = parseListQuery(withdrawals, `limit=7&createdSince=${iso(since)}`);
-    const read = async (after: { key: number; id: string }) =>
-      (await db.executeQuery(pageQuery(db, withdrawals, keyHash, query, after, 8, { recent: true }))).rows;
-    const at = (id: string) => ({ key: stored.find((r) => r.id === id)!.createdAt, id });
-    const more = (row: { recent_more?: unknown }) => row.recent_more !== null && row.recent_more !== undefined;
-    // After a-5: the list's last five rows, all in the window.
-    const last = await read(at("a-5"));
-    expect(last.map((r) => r.id)).toEqual(["a-4", "a-3", "a-2", "a-1", "a-0"]);
-    expect(last.filter(more)).toEqual([]);
-    // After c-0: the import's 40 rows come first, none in the window.
-    const stopped = await read(at("c-0"));
-    expect(stopped.map((r) => (more(r) ? "more" : r.id))).toEqual(["more"]);
   });
 });
 
@@ -948,16 +681,15 @@ async function storeNamed(tenant: TestTenant, rows: { id: string; name: string; 
 }
 
 describe("time window in name order", () => {
-  it("returns the same records by either plan: the window's own rows sorted, or the name index when the window is large", async () => {
+  it("returns exactly the window in name order by the name index, the event date checked on its entries", async () => {
     const tenant = await newTenant(server());
     const now = Date.UTC(2026, 6, 20, 12, 0, 0, 0);
     const names = ["Maria Lopes", "mário Dias", "MARTA Silva", "Ana Maria", "Zé Marques", "Márcia", "marco"];
-    // More rows than WINDOW_FIRST_BOUND over ten `days`, most of them late, read through windows
-    // from half an `hour` (which fits in a page of 60) to all of them, by either plan (below: which
-    // one each first page picks). A `day` is TIME_SCALE days, so that every window the plans
-    // are picked for spans more than NAME_WEEK_ARMS weeks: a narrower one is read by week.
+    // Rows over ten `days`, most of them late, read through windows from half an `hour` (which
+    // fits in a page of 60) to all of them. A `day` is TIME_SCALE days, so that every window spans
+    // more than NAME_WEEK_ARMS weeks: a narrower one is read by week.
     const [day, hour] = [TIME_SCALE * DAY, TIME_SCALE * HOUR];
-    const stored = Array.from({ length: WINDOW_FIRST_BOUND + 300 }, (_, i) => ({
+    const stored = Array.from({ length: 5300 }, (_, i) => ({
       id: `wn-${String(i).padStart(5, "0")}`,
       name: names[(i * 5) % names.length]!,
       event: now - Math.floor(((i * 7919) % 10_000) * 86_400 * TIME_SCALE), // spread over ten `days`, in no order
@@ -992,61 +724,7 @@ describe("time window in name order", () => {
       }
     }
     // The first page's choice rides in its cursor, so that the walk's later pages need not count.
-    const planOf = (query: string) => firstPagePlan(tenant, query);
-    // The plan each step of the first page picks (choosingPage), worked out from the stored rows
-    // for a walk at limit=2: a window that fits in the page is read whole (and has no cursor);
-    // else, unless the tenant has a row more than SPAN_SHARE times the window's width before
-    // or after it (an on-time row by its createdAt, `now` for all of them; a late row by its
-    // 8-hour bucket; after it only if that is not a day past the present), the name index when
-    // its first NAME_PROBE_PAGES pages' worth of entries show the window at least 1 / NAME_INDEX_PAGES
-    // of them, its later pages by the window's keys if the tenant has a row more than KEYS_SHARE
-    // times its width from it (as above); else the count up to WINDOW_FIRST_BOUND, the window's
-    // own rows within it and the window's keys beyond.
-    const take = 3;
-    const engine = ENGINE === "sqlite" ? SQLITE : POSTGRES;
-    const named = stored
-      .filter((r) => sortKey(r.name).startsWith(sortKey("ma")))
-      .sort((a, b) => (sortKey(a.name) < sortKey(b.name) ? -1 : sortKey(a.name) > sortKey(b.name) ? 1 : a.id < b.id ? -1 : 1));
-    const bucket = (ms: number) => Math.floor((ms + BUCKET_ORIGIN_MS) / BUCKET_LEVELS_MS[EDGE_LEVEL]!);
-    const expected = (since: number, until: number) => {
-      const inWindow = (r: { event: number }) => r.event >= since && r.event <= until;
-      const rows = stored.filter(inWindow).length;
-      const hits = named.slice(0, take * NAME_PROBE_PAGES).filter(inWindow).length;
-      const spans = (share: number) => {
-        const wide = (until - since) * share;
-        const after = until + wide <= Date.now() + DAY;
-        return stored.some((r) =>
-          lateEventAt(r.event, now) === null
-            ? now < since - wide || (after && now > until + wide)
-            : bucket(r.event) < bucket(since - wide) || (after && bucket(r.event) > bucket(until + wide)),
-        );
-      };
-      const spanned = spans(SPAN_SHARE);
-      if (!spanned && hits >= Math.ceil((take * NAME_PROBE_PAGES) / NAME_INDEX_PAGES))
-        return spans(KEYS_SHARE) && engine.keysForSmallShares ? { plan: "window-keys", by: "probe" } : { plan: "name-index", by: "probe" };
-      return { plan: rows <= WINDOW_FIRST_BOUND ? "window-first" : "window-keys", by: spanned ? "count, with no probe" : "count" };
-    };
-    const window = (since: number, until: number) => `name=ma&createdSince=${iso(since)}&createdUntil=${iso(until)}`;
-    const seen = new Set<string>();
-    for (const hours of [1, 2, 4, 8, 24, 72, 240]) {
-      for (const start of [now - 9 * day, now - 5 * day, now - 3 * day, now - 1 * day]) {
-        const [since, until] = [start, start + hours * hour];
-        const { plan, by } = expected(since, until);
-        expect(await planOf(window(since, until)), `${hours} hours from ${iso(start)}`).toBe(plan);
-        seen.add(`${plan} by the ${by}`);
-      }
-    }
-    // Each way of picking was taken: the probe (the name index) and the count (the window's
-    // rows), after the probe and without it.
-    expect([...seen].sort()).toEqual(
-      [
-        "name-index by the probe",
-        "window-first by the count",
-        "window-first by the count, with no probe",
-        ...(engine.keysForSmallShares ? ["window-keys by the probe"] : []),
-      ].sort(),
-    );
-    // In createdAt order a window of one hour's bucket needs no plan (three records in it, so that a page of two has a cursor).
+    // In createdAt order a window of one hour needs no span: its cursors carry none.
     const hourStart = Math.floor((now - 3 * DAY) / HOUR) * HOUR;
     await sync(
       server(),
@@ -1054,98 +732,24 @@ describe("time window in name order", () => {
       "withdrawals",
       [1, 2, 3].map((m) => withdrawal({ id: `wn-hour-${m}`, deliveredAt: iso(hourStart + m * 60_000) })),
     );
-    expect(await planOf(`createdSince=${iso(hourStart)}&createdUntil=${iso(hourStart + HOUR - 1)}`)).toBeUndefined();
+    const { body } = await get<{ cursor: string }>(
+      server(),
+      `/v1/withdrawals?limit=2&createdSince=${iso(hourStart)}&createdUntil=${iso(hourStart + HOUR - 1)}`,
+      tenant.keys.read,
+    );
+    expect(planOfCursor(body.cursor)).toBeUndefined();
   }, 120_000);
 });
 
-describe("a window in name order that holds a large share of its tenant's rows", () => {
-  it("is read by the name index once its tenant's span is known, and by the plan that picks when the name index's first entries show otherwise", async () => {
-    const tenant = await newTenant(server());
-    const { db } = server().storage;
-    const keyHash = hashKey(tenant.keys.read);
-    const now = Date.UTC(2026, 6, 20, 12, 0, 0, 0);
-    const names = ["Maria Lopes", "Mário Dias", "Marta Silva", "Marco"];
-    const inPrefix = (r: { name: string }) => sortKey(r.name).startsWith(sortKey("ma"));
-    // 600 rows a day or so apart over two years (wider than NAME_WEEK_ARMS weeks, so none of
-    // the windows below is read by week), every name in the prefix.
-    const stored = Array.from({ length: 600 }, (_, i) => ({
-      id: `ls-${String(i).padStart(4, "0")}`,
-      name: names[i % names.length]!,
-      event: now - Math.floor((i * 730 * DAY) / 600),
-    }));
-    server().clock.now = now;
-    await storeNamed(tenant, stored);
-    const windowOf = ([since, until]: Bounds) =>
-      `name=ma${since === undefined ? "" : `&createdSince=${iso(since)}`}${until === undefined ? "" : `&createdUntil=${iso(until)}`}`;
-    const planFor = (bounds: Bounds) => windowPlan(db, withdrawals, keyHash, parseListQuery(withdrawals, windowOf(bounds)));
-    type Bounds = [number | undefined, number | undefined];
-    const [wide, narrow, openStart]: Bounds[] = [
-      [now - 600 * DAY, now],
-      [now - 120 * DAY, now - 40 * DAY],
-      [undefined, now - 300 * DAY],
-    ] as const;
-    // Until the tenant's span is found, every first page picks (choosingPage).
-    expect(await planFor(wide)).toEqual({});
-    const week = (ms: number) => Math.floor((ms + BUCKET_ORIGIN_MS) / NAME_WEEK_MS);
-    const events = stored.map((r) => r.event);
-    expect(await foundEventSpan(db, withdrawals, keyHash)).toEqual(spanOfWeeks(week(Math.min(...events)), week(Math.max(...events))));
-    // A window over at least 1 / NAME_FIRST_SHARE of it is read by the name index first; a narrower one picks.
-    expect(await planFor(wide)).toEqual({ probeFirst: true });
-    expect(await planFor(openStart)).toEqual({ probeFirst: true });
-    expect(await planFor(narrow)).toEqual({});
-    const expectWalks = async (rows: typeof stored) => {
-      for (const bounds of [wide, narrow, openStart]) {
-        const [since, until] = bounds;
-        const want = rows
-          .filter((r) => inPrefix(r) && (since === undefined || r.event >= since) && (until === undefined || r.event <= until))
-          .map((r) => ({ id: r.id, key: sortKey(r.name) }))
-          .sort(byName)
-          .map((r) => r.id);
-        for (const limits of [
-          [2, 7],
-          [7, 50],
-          [50, 2],
-        ]) {
-          const { items } = await readAll(server(), tenant.keys.read, `/v1/withdrawals?${windowOf(bounds)}`, limits);
-          expect(
-            items.map((r) => r.id),
-            `${windowOf(bounds)} at ${limits.join(", ")}`,
-          ).toEqual(want);
-        }
-      }
-    };
-    await expectWalks(stored);
-    // The name index's first entries show the wide window a share, so its walk keeps that plan,
-    // and for a while its first pages read by the name index without the probe.
-    expect(await firstPagePlan(tenant, windowOf(wide))).toBe("name-index");
-    expect(await planFor(wide)).toEqual({ byName: "name-index" });
-    // Rows stored since, five years back, whose names come first in the prefix: the name index's
-    // first entries (more than a page of 50 probes) now show the window none, though the span
-    // seen still says it holds most.
-    const early = Array.from({ length: 1100 }, (_, i) => ({
-      id: `le-${String(i).padStart(4, "0")}`,
-      name: "Ma Aaron",
-      event: now - 5 * 365 * DAY - i * HOUR,
-    }));
-    await storeNamed(tenant, early);
-    server().clock.now = undefined;
-    // Read without the probe, a first page still holds the window's rows, past the new ones.
-    await expectWalks([...stored, ...early]);
-    expect(await firstPagePlan(tenant, windowOf(wide))).toBe("name-index");
-    // Once the probe that agreed is EVENT_SPAN_FRESH_MS old, the first page probes again: by the
-    // name index it holds no row, and is read by the plan that picks: the window's own rows.
-    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + EVENT_SPAN_FRESH_MS });
-    try {
-      expect(await planFor(wide)).toEqual({ probeFirst: true });
-      expect(await firstPagePlan(tenant, windowOf(wide))).toBe("window-first");
-      // A walk whose probe turned its page away picks for a while, rather than pay both statements.
-      expect(await planFor(wide)).toEqual({});
-      await expectWalks([...stored, ...early]);
-    } finally {
-      vi.useRealTimers();
-    }
-  }, 120_000);
-});
+/** Code-point order, as the database orders names and ids (JavaScript's `<` compares UTF-16 code units). */
+const compareCodePoints = (a: string, b: string) => {
+  const [x, y] = [Array.from(a), Array.from(b)];
+  for (let i = 0; i < Math.min(x.length, y.length); i += 1) {
+    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+  return x.length - y.length;
+};
 
 /** Rows in name order as the database orders them: by code point. */
 const byName = (a: { key: string; id: string }, b: { key: string; id: string }) =>
@@ -1218,10 +822,8 @@ describe("a bounded window in name order of a few weeks", () => {
           query,
         ).toEqual(want);
         if (want.length > 2) {
-          // Read by week, every page of the walk alike: its cursors carry no plan. A wider window picks one.
-          const picked = await firstPagePlan(tenant, query);
-          if (plan === "weeks") expect(picked, query).toBeUndefined();
-          else expect(picked, query).toBeDefined();
+          // Read by week, every page of the walk alike; a wider window by the name index.
+          expect(await walkPlan(tenant, query), query).toBe(plan === "weeks" ? "weeks" : "name-index");
         }
       }
     }
@@ -1307,10 +909,9 @@ describe("a window in name order open at its end, a few weeks back", () => {
             query,
           ).toEqual(expected(records, since, prefix));
           if (expected(records, since, prefix).length > 2) {
-            // Read by week, every page alike: its cursors carry no plan. A row past the weeks, or a wider window, picks one.
-            const picked = await firstPagePlan(tenant, query);
-            if (plan === "weeks" && !future) expect(picked, query).toBeUndefined();
-            else expect(picked, query).toBeDefined();
+            // Read by week up to the tenant's last week, when that is at most NAME_WEEK_ARMS weeks; else by the name index.
+            const weeks = weekAt(Math.max(...records.map((r) => r.event))) - weekAt(since) + 1;
+            expect(await walkPlan(tenant, query), `${query} (${plan})`).toBe(weeks <= NAME_WEEK_ARMS ? "weeks" : "name-index");
           }
         }
       }
@@ -1326,7 +927,7 @@ describe("a window in name order open at its end, a few weeks back", () => {
     expect(items.map((r) => r.id)).toEqual(["ow-ahead"]);
   });
 
-  it("returns every record once when one dated past its weeks is stored during a walk, its later pages by the plan they then carry", async () => {
+  it("returns every record committed before its walk once when one dated past its weeks is stored during it", async () => {
     const tenant = await newTenant(server());
     const now = Date.now();
     const since = now - 10 * DAY;
@@ -1335,8 +936,7 @@ describe("a window in name order open at its end, a few weeks back", () => {
       name: names[i % names.length]!,
       event: since + 1 + i * 5 * HOUR,
     }));
-    // Rows long before the window, first in name order: a wider window's first page then reads
-    // the window's own rows, and its later pages the window's keys.
+    // Rows long before the window, first in name order, which the weeks never read.
     const older = Array.from({ length: 3000 }, (_, i) => ({ id: `om-old-${i}`, name: "Ma Aaron", event: since - 100 * DAY + i }));
     await storeNamed(tenant, [...older, ...records]);
     const ahead = names.map((name, n) => ({ id: `om-ahead-${n}`, name, event: now + 40 * DAY }));
@@ -1357,16 +957,17 @@ describe("a window in name order open at its end, a few weeks back", () => {
       .map((r) => ({ id: r.id, key: sortKey(r.name) }))
       .filter((r) => byName(r, cursorKey!) > 0);
     expect(after.length).toBeGreaterThan(0);
-    expect(read.slice(0, 6)).toEqual(before.slice(0, 6));
-    expect(read.slice(6)).toEqual([...before.slice(6), ...after].sort(byName));
-    // By week, the first pages carry no plan; once the row past the weeks was stored, the page
-    // after read the window's own rows, and the later pages its keys.
-    expect(plans.slice(0, 2)).toEqual([undefined, undefined]);
-    expect(plans[2]).toBe("window-first");
-    expect(plans.slice(3, -1), plans.join(",")).toEqual(plans.slice(3, -1).map(() => "window-keys"));
+    // The walk reads by the weeks its first page found the tenant's rows in, which its cursors
+    // carry: every record committed before it, once; those dated past its weeks are the next walk's.
+    expect(read).toEqual(before);
+    expect(new Set(plans.slice(0, -1)).size).toBe(1);
+    const { items } = await readAll(server(), tenant.keys.read, `/v1/withdrawals?${query}`, [3]);
+    expect(items.map((r) => r.id)).toEqual(
+      [...before, ...ahead.filter(named).map((r) => ({ id: r.id, key: sortKey(r.name) }))].sort(byName).map((r) => r.id),
+    );
   });
 
-  it("returns every record once when its weeks outgrow NAME_WEEK_ARMS during a walk, its later pages choosing their plan", async () => {
+  it("reads by the same plan when the clock moves during its walk: its plan is made by its span, not by the time", async () => {
     const tenant = await newTenant(server());
     const start = Date.now();
     // The earliest start whose weeks, up to the week of a day from now, are NAME_WEEK_ARMS.
@@ -1389,8 +990,7 @@ describe("a window in name order open at its end, a few weeks back", () => {
         .map((r) => ({ id: r.id, key: sortKey(r.name) }))
         .sort(byName);
       expect(read).toEqual(want);
-      expect(plans.slice(0, 2)).toEqual([undefined, undefined]);
-      expect(plans.slice(2, -1).every((plan) => plan !== undefined)).toBe(true);
+      expect(new Set(plans.slice(0, -1)).size).toBe(1);
     } finally {
       vi.useRealTimers();
     }
@@ -1409,20 +1009,9 @@ describe("a window in name order open at its end, a few weeks back", () => {
   });
 });
 
-describe("a walk of a window in name order by its window's keys", () => {
+describe("a wide window in name order walked while records are stored", () => {
   /** Thirty days: each walk's window spans more than NAME_WEEK_ARMS weeks, which would be read by week. */
   const D = 30 * DAY;
-
-  /** Stores withdrawals as sync batches of 1,000. */
-  async function syncAll(tenant: TestTenant, records: Record<string, unknown>[]) {
-    for (let i = 0; i < records.length; i += 1000)
-      await sync(
-        server(),
-        tenant,
-        "withdrawals",
-        records.slice(i, i + 1000).map((r) => withdrawal(r)),
-      );
-  }
 
   it("returns every record of the window once, with those stored during the walk past its cursor, in code-point order", async () => {
     const tenant = await newTenant(server());
@@ -1451,9 +1040,8 @@ describe("a walk of a window in name order by its window's keys", () => {
       cursorKey = sofar[sofar.length - 1];
       await store(during);
     });
-    // The first page counted the window's rows and read them whole; the later pages read its keys.
-    expect(plans[0]).toBe("window-first");
-    expect(plans.slice(1, -1).every((p) => p === "window-keys")).toBe(true);
+    // A bounded window: its cursors carry no span.
+    expect(plans.every((p) => p === undefined)).toBe(true);
     const after = during.filter(
       (r) => inWindow(r) && sortKey(r.name).startsWith("an") && byName({ key: sortKey(r.name), id: r.id }, cursorKey!) > 0,
     );
@@ -1466,90 +1054,5 @@ describe("a walk of a window in name order by its window's keys", () => {
         .slice(0, 15),
     );
     expect(shownAfter).toEqual(want.filter((r) => byName(r, cursorKey!) > 0));
-  });
-
-  it("reads by the name index a page whose tenant stored more than KEYS_LATE_BOUND late records since its keys, and the keys again after it", async () => {
-    const tenant = await newTenant(server());
-    const now = Date.now();
-    const records = Array.from({ length: 60 }, (_, i) => ({
-      id: `wl-${String(i).padStart(3, "0")}`,
-      event: now - i * 60_000 - (i % 2) * D,
-    }));
-    await sync(
-      server(),
-      tenant,
-      "withdrawals",
-      [...records, { id: "wl-early", event: now - 400 * D }].map((r) =>
-        withdrawal({ id: r.id, employeeName: `Marta ${r.id}`, deliveredAt: iso(r.event) }),
-      ),
-    );
-    const query = `name=marta&createdSince=${iso(now - 2 * D)}&createdUntil=${iso(now + HOUR)}`;
-    // Late records outside the window, more than the bound, stored after the second page.
-    const imported = Array.from({ length: KEYS_LATE_BOUND + 1 }, (_, i) => ({
-      id: `wl-old-${i}`,
-      employeeName: `Marta old ${i}`,
-      deliveredAt: iso(now - 30 * D - i * 1000),
-    }));
-    const { read, plans } = await walk(tenant, query, 7, async (sofar) => {
-      if (sofar.length === 14) await syncAll(tenant, imported);
-    });
-    expect(read.map((r) => r.id)).toEqual(
-      records
-        .map((r) => ({ id: r.id, key: sortKey(`Marta ${r.id}`) }))
-        .sort(byName)
-        .map((r) => r.id),
-    );
-    expect(plans[0]).toBe("window-first");
-    expect(plans.slice(1, -1).every((p) => p === "window-keys")).toBe(true);
-  });
-
-  it("reads the name index when the window holds more than WINDOW_KEYS_BOUND rows", async () => {
-    const tenant = await newTenant(server());
-    const now = Date.now();
-    // A window of two months and more rows than the bound, and one record long before it, so that its
-    // first page neither probes nor fits the count: the name index, its later pages by the keys.
-    const records = Array.from({ length: WINDOW_KEYS_BOUND + 1 }, (_, i) => ({
-      id: `wb-${String(i).padStart(5, "0")}`,
-      employeeName: i % 2 === 0 ? "Mara" : "Zoe",
-      deliveredAt: iso(now - HOUR - (i % 1000) * 60_000),
-    }));
-    records.push({ id: "wb-early", employeeName: "Mara", deliveredAt: iso(now - 400 * D) });
-    await syncAll(tenant, records);
-    const query = `name=ma&createdSince=${iso(now - 2 * D)}&createdUntil=${iso(now)}`;
-    const { read, plans } = await walk(tenant, query, 100, async () => undefined);
-    expect(plans[0]).toBe("window-keys");
-    expect(plans.slice(1, -1).every((p) => p === "name-index")).toBe(true);
-    const want = records
-      .filter((r) => r.employeeName === "Mara" && r.id !== "wb-early")
-      .map((r) => r.id)
-      .sort();
-    expect(read.map((r) => r.id)).toEqual(want);
-  }, 120_000);
-});
-
-describe("windows' keys as a process keeps them", () => {
-  const keysOf = (ids: string[], readAt: number) => ({ newest: 0, names: ids.map(() => "ana"), ids, readAt });
-
-  it("forgets a list once KEYS_FRESH_MS old, and the oldest lists first beyond its budget", () => {
-    const lists = new KeyLists(5);
-    lists.set("a", keysOf(["1", "2"], 1000));
-    lists.set("b", keysOf(["3", "4"], 1000));
-    expect(lists.get("a", 1000 + KEYS_FRESH_MS - 1)?.ids).toEqual(["1", "2"]);
-    lists.set("c", keysOf(["5", "6"], 1000));
-    expect(lists.get("a", 1000)).toBeUndefined();
-    expect(lists.get("b", 1000)?.ids).toEqual(["3", "4"]);
-    expect(lists.get("c", 1000 + KEYS_FRESH_MS)).toBeUndefined();
-    lists.set("d", keysOf(["1", "2", "3", "4", "5", "6"], 1000));
-    expect(lists.get("d", 1000)).toBeUndefined();
-    expect(lists.get("b", 1000)?.ids).toEqual(["3", "4"]);
-  });
-
-  it("finds the ids after a cursor in code-point order, whether or not the cursor's row is among them", () => {
-    const names = ["a", "a\uE000", "a\uFFFD", "a\u{1D49C}", "b"];
-    const keys = { newest: 0, names, ids: names.map((_, i) => `id-${i}`), readAt: 0 };
-    expect(idsAfter(keys, { key: "a\uE000", id: "id-1" }, 2)).toEqual(["id-2", "id-3"]);
-    expect(idsAfter(keys, { key: "a\uFFFD", id: "id-9" }, 5)).toEqual(["id-3", "id-4"]);
-    expect(idsAfter(keys, { key: "a\u{1D49C}", id: "" }, 1)).toEqual(["id-3"]);
-    expect(idsAfter(keys, { key: "b", id: "id-4" }, 3)).toEqual([]);
   });
 });

@@ -1,0 +1,101 @@
+/**
+ * How a page reads its time window: a typed plan, a function of the query and of what its walk
+ * learned on its first page (its Span, which the walk's cursors carry). No plan depends on what
+ * a process has seen before.
+ */
+import type { ListQuery } from "../list.query.js";
+import type { ListOrder } from "../list.shape.js";
+import { weekAt } from "./buckets.js";
+import { tiles, type Tile } from "./tiling.js";
+
+/** An inclusive range of milliseconds (event dates) or of week numbers. */
+export type Range = readonly [low: number, high: number];
+
+/**
+ * Where a tenant's rows lie on the event-date axis, found by one statement of index probes
+ * (window/statement.ts, spanQuery) on a walk's first page when its plan needs it: the event
+ * dates of its late rows and the event weeks of all its rows (null: none).
+ */
+export interface Span {
+  late: Range | null;
+  weeks: Range | null;
+}
+
+export type WindowPlan =
+  /** In createdAt order: the on-time arm, and an arm per bucket of the late rows' tiling. */
+  | { kind: "tiles"; tiles: Tile[] }
+  /** In createdAt order, when the tiling takes over MAX_LATE_ARMS: the late rows as one arm by createdAt, each row checked. */
+  | { kind: "late-by-created" }
+  /** In name order, for a window of at most NAME_WEEK_ARMS weeks: an arm per event week, in name order. */
+  | { kind: "weeks"; first: number; last: number }
+  /** In name order, for a wider window: the name index, the event date checked on each entry. */
+  | { kind: "name-index" };
+
+/**
+ * The most arms a page merges for its late rows. Late rows whose dates span decades (a device
+ * whose clock was reset to 1970) would take more, and SQLite allows 500 terms in a compound
+ * statement: those are read as one arm by createdAt instead.
+ */
+export const MAX_LATE_ARMS = 48;
+/**
+ * A bounded window whose own tiling takes at most this many arms is read without its span: the
+ * probe's round trip would cost more than the arms it saves.
+ */
+export const ARMS_WITHOUT_SPAN = 8;
+/** The most weeks a window in name order is read by, each an arm; a wider one is read by the name index. */
+export const NAME_WEEK_ARMS = 8;
+
+/** Whether a page's plan needs its tenant's span: an open-ended window, or one whose own tiling takes many arms. */
+export function needsSpan({ since, until }: Pick<ListQuery, "since" | "until">, order: ListOrder): boolean {
+  if (since === undefined || until === undefined) return true;
+  return order === "created" && tiles(since, until, [since, until], ARMS_WITHOUT_SPAN).length > ARMS_WITHOUT_SPAN;
+}
+
+/** The plan of a page of a window, by its walk's span where needsSpan says it needs one. */
+export function planOf(query: Pick<ListQuery, "since" | "until">, order: ListOrder, span: Span | undefined): WindowPlan {
+  if (order === "created") return byCreatedAt(query, span);
+  const { since, until } = query;
+  const first = Math.max(since === undefined ? -Infinity : weekAt(since), span?.weeks?.[0] ?? -Infinity);
+  const last = Math.min(until === undefined ? Infinity : weekAt(until), span?.weeks?.[1] ?? Infinity);
+  if (!(last - first + 1 <= NAME_WEEK_ARMS)) return { kind: "name-index" };
+  // A window beyond the tenant's weeks holds nothing: one week's arm finds that at once.
+  return { kind: "weeks", first, last: Math.max(first, last) };
+}
+
+function byCreatedAt({ since, until }: Pick<ListQuery, "since" | "until">, span: Span | undefined): WindowPlan {
+  if (span === undefined) {
+    if (since === undefined || until === undefined) throw new Error("an open-ended window needs its span");
+    return tiledOrByCreated(tiles(since, until, [since, until], MAX_LATE_ARMS));
+  }
+  if (span.late === null) return { kind: "tiles", tiles: [] };
+  const [lateLow, lateHigh] = span.late;
+  const low = Math.max(since ?? -Infinity, lateLow);
+  const high = Math.min(until ?? Infinity, lateHigh);
+  // Past the tenant's late rows no late row lies, so a bucket may reach there unchecked.
+  const outer: Range = [(since ?? -Infinity) <= lateLow ? -Infinity : low, (until ?? Infinity) >= lateHigh ? Infinity : high];
+  return tiledOrByCreated(tiles(low, high, outer, MAX_LATE_ARMS));
+}
+
+const tiledOrByCreated = (tiled: Tile[]): WindowPlan =>
+  tiled.length > MAX_LATE_ARMS ? { kind: "late-by-created" } : { kind: "tiles", tiles: tiled };
+
+/** A span as a cursor carries it. */
+export function spanToCursor(span: Span): string {
+  return JSON.stringify({ late: span.late, weeks: span.weeks });
+}
+
+/** The span a cursor carries; undefined for a cursor that carries none (made before it carried one), which a page then finds again. */
+export function spanOfCursor(carried: string | undefined): Span | undefined {
+  if (carried === undefined || !carried.startsWith("{")) return undefined;
+  try {
+    const { late, weeks } = JSON.parse(carried) as { late?: unknown; weeks?: unknown };
+    if (isRange(late) && isRange(weeks)) return { late, weeks };
+  } catch {
+    // A cursor's MAC has been checked: this is a cursor of another build, which the page reads anew.
+  }
+  return undefined;
+}
+
+const isRange = (value: unknown): value is Range | null =>
+  value === null ||
+  (Array.isArray(value) && value.length === 2 && value.every((n) => Number.isSafeInteger(n)) && (value[0] as number) <= (value[1] as number));
