@@ -90,12 +90,15 @@ describe("a window's plan", () => {
   const query = (q: string) => parseListQuery(withdrawals, q);
   const at = (iso: string) => Date.parse(iso);
 
-  it("needs its tenant's span when it is open-ended, or when its own tiling in createdAt order takes many arms", () => {
-    expect(needsSpan(query("createdSince=2026-01-01T00:00:00Z"), "created")).toBe(true);
-    expect(needsSpan(query("createdUntil=2026-01-01T00:00:00Z"), "name")).toBe(true);
-    expect(needsSpan(query("createdSince=2026-01-01T00:00:00Z&createdUntil=2026-01-01T06:00:00Z"), "created")).toBe(false);
-    expect(needsSpan(query("createdSince=2025-01-01T00:00:00Z&createdUntil=2026-01-01T00:00:00Z"), "created")).toBe(true);
-    expect(needsSpan(query("createdSince=2025-01-01T00:00:00Z&createdUntil=2026-01-01T00:00:00Z&name=a"), "name")).toBe(false);
+  it("needs its tenant's span when it is open-ended, or on a later page when its own tiling in createdAt order takes many arms", () => {
+    expect(needsSpan(query("createdSince=2026-01-01T00:00:00Z"), "created", false)).toBe(true);
+    expect(needsSpan(query("createdUntil=2026-01-01T00:00:00Z"), "name", false)).toBe(true);
+    expect(needsSpan(query("createdSince=2026-01-01T00:00:00Z&createdUntil=2026-01-01T06:00:00Z"), "created", false)).toBe(false);
+    expect(needsSpan(query("createdSince=2025-01-01T00:00:00Z&createdUntil=2026-01-01T00:00:00Z"), "created", false)).toBe(true);
+    // Its first page reads its own tiling, in one statement.
+    expect(needsSpan(query("createdSince=2025-01-01T00:00:00Z&createdUntil=2026-01-01T00:00:00Z"), "created", true)).toBe(false);
+    expect(needsSpan(query("createdSince=2026-01-01T00:00:00Z"), "created", true)).toBe(true);
+    expect(needsSpan(query("createdSince=2025-01-01T00:00:00Z&createdUntil=2026-01-01T00:00:00Z&name=a"), "name", false)).toBe(false);
   });
 
   it("tiles only where the tenant has late rows, and reads none when it has none", () => {
@@ -109,7 +112,10 @@ describe("a window's plan", () => {
 
   it("reads late rows whose dates span more than MAX_LATE_ARMS buckets as one arm by createdAt", () => {
     const all = query("createdSince=1970-01-01T00:00:00Z");
-    expect(planOf(all, "created", { late: [0, at("2026-01-01T00:00:00Z")], weeks: null })).toEqual({ kind: "late-by-created" });
+    expect(planOf(all, "created", { late: [0, at("2026-01-01T00:00:00Z")], weeks: null })).toEqual({
+      kind: "late-by-created",
+      above: null,
+    });
     expect(tiles(0, at("2026-01-01T00:00:00Z")).length).toBeGreaterThan(MAX_LATE_ARMS);
   });
 
@@ -182,7 +188,7 @@ describe("the statements of a list's windows", () => {
             weeks: late === null ? null : [weekAt(late[0]), weekAt(late[1])],
           };
           const order = listOrder(q);
-          const plan = planOf(q, order, needsSpan(q, order) ? span : undefined);
+          const plan = planOf(q, order, needsSpan(q, order, !cursor) ? span : undefined);
           const after = cursor ? { key: order === "created" ? (until ?? since ?? 0) + (limit % 3) * DAY : "ma", id: "w-1" } : undefined;
           texts.add(pageQuery(db, withdrawals, "hash", q, after, limit + 1, plan).sql);
         },

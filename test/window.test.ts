@@ -59,6 +59,17 @@ async function walkPlan(tenant: TestTenant, query: string): Promise<WindowPlan["
   return planOf(parsed, listOrder(parsed), body.cursor === null ? undefined : spanOfCursor(planOfCursor(body.cursor))).kind;
 }
 
+/** The span a walk's second page carries in its cursor: a bounded window's first page reads its own tiling and carries none. */
+async function spanOfWalk(tenant: TestTenant, query: string) {
+  const first = await get<{ cursor: string }>(server(), `/v1/withdrawals?limit=2&${query}`, tenant.keys.read);
+  const second = await get<{ cursor: string }>(
+    server(),
+    `/v1/withdrawals?limit=2&${query}&cursor=${encodeURIComponent(first.body.cursor)}`,
+    tenant.keys.read,
+  );
+  return spanOfCursor(planOfCursor(second.body.cursor));
+}
+
 /** The grid of event dates and storage offsets around the slack's edges, stored as planned. */
 
 async function storeGrid() {
@@ -254,7 +265,7 @@ describe("time window narrowed to the tenant's late records", () => {
     for (const until of [lastHour, middle(lastHour), lastHour + HOUR]) windows.push([undefined, until]);
     for (const [since, until] of windows) {
       // Wide enough, or open-ended, that its plan is made by the tenant's span.
-      expect(needsSpan({ since, until }, "created")).toBe(true);
+      expect(needsSpan({ since, until }, "created", false)).toBe(true);
       const want = stored
         .filter((r) => (since === undefined || r.event >= since) && (until === undefined || r.event <= until))
         .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
@@ -293,13 +304,14 @@ describe("a wide window whose late records of other dates lie among its own", ()
       stored.push({ id: `v-${i}`, event, createdAt: until + 10 * DAY + i });
     await storeAsPlanned(tenant, stored);
     const query = `createdSince=${iso(since)}&createdUntil=${iso(until)}`;
-    expect(needsSpan({ since, until }, "created")).toBe(true);
+    expect(needsSpan({ since, until }, "created", false)).toBe(true);
     const want = stored
       .filter((r) => r.event >= since && r.event <= until)
       .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
       .map((r) => r.id);
     for (const limits of [[1, 4], [3], [100]]) {
       const items: string[] = [];
+      const spans: string[] = [];
       let cursor: string | null = null;
       do {
         const limit = limits[items.length % limits.length]!;
@@ -308,10 +320,20 @@ describe("a wide window whose late records of other dates lie among its own", ()
         expect(reply.status, url).toBe(200);
         items.push(...reply.body.data.map((r) => r.id));
         cursor = reply.body.cursor;
-        // Every cursor carries the tenant's late range, found once, on the first page.
-        if (cursor !== null) expect(spanOfCursor(planOfCursor(cursor))?.late).toEqual([since - 20 * DAY, until + 2 * DAY]);
+        // The first page reads the window's own tiling; the second finds the tenant's late range
+        // and the walk's bracket, which every later cursor carries.
+        if (cursor !== null) {
+          const span = spanOfCursor(planOfCursor(cursor));
+          spans.push(JSON.stringify(span === undefined ? null : [span.late, span.bracket]));
+        }
       } while (cursor !== null);
       expect(items, `limits ${limits.join(",")}`).toEqual(want);
+      expect(spans[0]).toBe("null");
+      const carried = JSON.stringify([[since - 20 * DAY, until + 2 * DAY], { above, below }]);
+      expect(
+        spans.slice(1).every((span) => span === carried),
+        spans.join(" "),
+      ).toBe(true);
     }
   });
 });
@@ -390,10 +412,9 @@ describe("a bounded window walked again after late records were stored", () => {
     await storeAsPlanned(tenant, stored);
     const window = (since: number, until: number) => `createdSince=${iso(since)}&createdUntil=${iso(until)}`;
     const [since, until] = [firstHour + 2 * HOUR + 1, lastHour - 2 * HOUR - 1];
-    expect(needsSpan({ since, until }, "created")).toBe(true);
-    // The first walk finds the late range, which its cursors carry.
-    const { body } = await get<{ cursor: string }>(server(), `/v1/withdrawals?limit=2&${window(since, until)}`, tenant.keys.read);
-    expect(spanOfCursor(planOfCursor(body.cursor))?.late).toEqual([firstHour + 60_000, lastHour + 60_000]);
+    expect(needsSpan({ since, until }, "created", false)).toBe(true);
+    // A walk finds the late range on its second page, which its cursors carry from there.
+    expect((await spanOfWalk(tenant, window(since, until)))?.late).toEqual([firstHour + 60_000, lastHour + 60_000]);
     // A late record stored since, inside the window: a new walk finds it.
     const since2 = { id: "l-since", event: firstHour + 400 * DAY, createdAt: lastHour + 10 * DAY };
     await storeAsPlanned(tenant, [since2]);
@@ -433,9 +454,8 @@ describe("a window of a tenant that had no late records", () => {
     for (let day = 0; day <= 400; day += 10) stored.push({ id: `t-${day}`, event: base + day * DAY, createdAt: base + day * DAY + 1 });
     await storeAsPlanned(tenant, stored);
     const window = `createdSince=${iso(base)}&createdUntil=${iso(base + 400 * DAY)}`;
-    expect(needsSpan(parseListQuery(withdrawals, window), "created")).toBe(true);
-    const { body } = await get<{ cursor: string }>(server(), `/v1/withdrawals?limit=2&${window}`, tenant.keys.read);
-    expect(spanOfCursor(planOfCursor(body.cursor))?.late).toBeNull();
+    expect(needsSpan(parseListQuery(withdrawals, window), "created", false)).toBe(true);
+    expect((await spanOfWalk(tenant, window))?.late).toBeNull();
     const late = { id: "l-since", event: base + 200 * DAY, createdAt: base + 500 * DAY };
     await storeAsPlanned(tenant, [late]);
     const want = [late, ...stored].sort((a, b) => b.createdAt - a.createdAt).map((r) => r.id);
@@ -452,7 +472,7 @@ describe("a narrow window, which needs no span", () => {
     await storeAsPlanned(tenant, stored);
     // Past, and short enough that neither engine must narrow it: a few buckets of eight hours.
     const window = `createdSince=${iso(base + 5 * HOUR)}&createdUntil=${iso(base + 29 * HOUR)}`;
-    expect(needsSpan(parseListQuery(withdrawals, window), "created")).toBe(false);
+    expect(needsSpan(parseListQuery(withdrawals, window), "created", false)).toBe(false);
     const { body } = await get<{ cursor: string }>(server(), `/v1/withdrawals?limit=2&${window}`, tenant.keys.read);
     expect(planOfCursor(body.cursor)).toBeUndefined();
     const late = { id: "l-since", event: base + 12 * HOUR, createdAt: base + 100 * DAY };
@@ -542,9 +562,12 @@ describe("a window's first page beside a writer", () => {
         Array.from({ length: 10 }, (_, i) => ({ id: `x-${i}`, event: firstHour - 30 * DAY + i, createdAt: lastHour + 10 * DAY + i })),
       );
     const first = await get<{ data: { id: string }[]; cursor: string }>(server(), `${path}&limit=4`, tenant.keys.read);
-    // The first page found the late range, which every cursor of the walk carries.
+    // The walk finds the late range, which its cursors carry.
     const lateLow = open === "until" ? firstHour + 60_000 : firstHour - 30 * DAY;
-    expect(spanOfCursor(planOfCursor(first.body.cursor))?.late).toEqual([lateLow, lastHour + 59 * 60_000]);
+    // An open-ended window's first page finds it; a bounded one's second page.
+    const query = bounds.filter((b) => b !== "").join("&");
+    const span = open === "now" ? await spanOfWalk(tenant, query) : spanOfCursor(planOfCursor(first.body.cursor));
+    expect(span?.late).toEqual([lateLow, lastHour + 59 * 60_000]);
     // Late records stored now lie outside the range found, and all above the cursor.
     await storeAsPlanned(tenant, [
       { id: "late-before", event: firstHour - 5 * DAY + 1, createdAt: lastHour + 20 * DAY },

@@ -15,8 +15,9 @@ import type { Schema } from "../storage/schema.js";
 import type { ListQuery } from "./list.query.js";
 import { LIST_COLUMNS, listOrder, type ListOrder, type ListRow } from "./list.shape.js";
 import { filtered, merged, takeOf, tenantFor } from "./list.sql.js";
-import type { WindowPlan } from "./window/plan.js";
-import { onTimeTop, spanStatement, windowPage, windowValues, type SpanRow } from "./window/statement.js";
+import type { Range, WindowPlan } from "./window/plan.js";
+import { bracketStatement, bracketValues, spanStatement, type BracketRow, type SpanRow } from "./window/probes.js";
+import { onTimeTop, windowPage, windowValues } from "./window/statement.js";
 
 const pages = new QueryTemplates<ListRow>();
 
@@ -91,4 +92,28 @@ const spans = new QueryTemplates<SpanRow>();
 /** The statement that finds the span of the key's tenant's list (window/plan.ts, Span), with the tenant's newest createdAt. */
 export function spanQuery(db: Kysely<Schema>, collection: Collection, keyHash: string): CompiledQuery<SpanRow> {
   return spans.fill(db, `${collection.name}:span`, { keyHash, now: Date.now() }, (s) => spanStatement(db, collection, s));
+}
+
+const brackets = new QueryTemplates<BracketRow>();
+
+/**
+ * The statement that finds the bracket (window/plan.ts, Bracket) of a walk of the key's tenant's
+ * window whose late rows lie in `late`, below the cursor `after`; undefined when its tilings of
+ * the other dates are too wide, null when no late row lies outside the window.
+ */
+export function bracketQuery(
+  db: Kysely<Schema>,
+  collection: Collection,
+  keyHash: string,
+  query: ListQuery,
+  late: Range,
+  after: CursorPosition,
+): CompiledQuery<BracketRow> | null | undefined {
+  const bracket = bracketValues(query, late);
+  if (bracket === undefined) return undefined;
+  if (bracket.arms === 0) return null;
+  const values = { keyHash, now: Date.now(), afterKey: after.key, afterId: after.id, ...bracket.values };
+  return brackets.fill(db, [collection.name, "bracket", bracket.shape, ...Object.keys(values)].join(":"), values, (s) =>
+    bracketStatement(db, collection, s),
+  );
 }

@@ -10,10 +10,10 @@ import type { CursorCodec, CursorPosition } from "../platform/cursor.js";
 import { checkCursorTenant, openCursor, pageOf, type PagedList } from "../platform/pager.js";
 import type { Schema } from "../storage/schema.js";
 import { parseListQuery, type ListQuery } from "./list.query.js";
-import { isWindow, pageQuery, spanQuery } from "./list.repository.js";
+import { bracketQuery, isWindow, pageQuery, spanQuery } from "./list.repository.js";
 import { listOrder, positionOf, type ListRow } from "./list.shape.js";
-import { needsSpan, planOf, spanOfCursor, spanToCursor, type Span, type WindowPlan } from "./window/plan.js";
-import { spanOf } from "./window/statement.js";
+import { needsSpan, planOf, spanOfCursor, spanToCursor, wantsBracket, withinBracket, type Span, type WindowPlan } from "./window/plan.js";
+import { bracketOf, spanOf } from "./window/probes.js";
 
 /** Who asks for a page: the hash of a well-formed key, and the full key check. */
 export interface PageReader {
@@ -46,7 +46,13 @@ export async function listPage(
   const order = listOrder(query);
   const window = isWindow(collection, query) ? await windowOf(db, collection, reader.keyHash, query, opened) : undefined;
   const after = window?.after ?? opened?.position;
-  const { rows } = await db.executeQuery(pageQuery(db, collection, reader.keyHash, query, after, query.limit + 1, window?.plan));
+  const read = async (at: CursorPosition | undefined, take: number, plan = window?.plan) =>
+    (await db.executeQuery(pageQuery(db, collection, reader.keyHash, query, at, take, plan))).rows;
+  let rows = await read(after, query.limit + 1);
+  // A page by its walk's bracket reads no row at or below the bracket's `above`: one that ends
+  // short there reads the rest by the tiling.
+  if (window?.tiled !== undefined && window.plan.kind === "late-by-created" && window.plan.above !== null && rows.length <= query.limit)
+    rows = [...rows, ...(await read({ key: window.plan.above + 1, id: "" }, query.limit + 1 - rows.length, window.tiled))];
   const tenantId = rows[0]?.tenant_id ?? (await reader.tenantOfKey());
   if (opened !== undefined) checkCursorTenant(opened, tenantId);
   const paged: PagedList<ListRow> = {
@@ -72,11 +78,29 @@ async function windowOf(
   keyHash: string,
   query: ListQuery,
   opened: { position: CursorPosition; plan?: string } | undefined,
-): Promise<{ plan: WindowPlan; span: Span | undefined; after?: CursorPosition }> {
+): Promise<{ plan: WindowPlan; span: Span | undefined; after?: CursorPosition; tiled?: WindowPlan }> {
   const order = listOrder(query);
-  const carried = spanOfCursor(opened?.plan);
-  if (carried !== undefined || !needsSpan(query, order)) return { plan: planOf(query, order, carried), span: carried };
-  const { span, newest } = spanOf((await db.executeQuery(spanQuery(db, collection, keyHash))).rows[0]);
-  const after = opened === undefined && order === "created" ? { key: newest === null ? Number.MIN_SAFE_INTEGER : newest + 1, id: "" } : undefined;
-  return { plan: planOf(query, order, span), span, after };
+  let span = spanOfCursor(opened?.plan);
+  if (span === undefined && needsSpan(query, order, opened === undefined)) {
+    const found = spanOf((await db.executeQuery(spanQuery(db, collection, keyHash))).rows[0]);
+    if (opened === undefined) {
+      const after = order === "created" ? { key: found.newest === null ? Number.MIN_SAFE_INTEGER : found.newest + 1, id: "" } : undefined;
+      return { plan: planOf(query, order, found.span), span: found.span, after };
+    }
+    span = found.span;
+  }
+  const plan = planOf(query, order, span);
+  if (opened === undefined || span?.late === null || span?.late === undefined || !wantsBracket(plan)) return { plan, span };
+  // A wide window's later pages: its bracket, found once, on the walk's second page.
+  if (span.bracket === undefined) {
+    const statement = bracketQuery(db, collection, keyHash, query, span.late, opened.position);
+    const bracket =
+      statement === null
+        ? { above: null, below: null }
+        : statement === undefined
+          ? null
+          : bracketOf((await db.executeQuery(statement)).rows[0]);
+    span = { ...span, bracket };
+  }
+  return { plan: withinBracket(plan, span.bracket, Number(opened.position.key)), span, tiled: plan };
 }

@@ -81,7 +81,10 @@ export function merged(db: Kysely<Schema>, arms: RowsQuery[], take: number, tena
   const limit = sql.lit(take);
   if (rest.length === 0) return withTenant(db, tenant, inOrder(first, order).limit(limit));
   if (engineOf(db).mergesOrderedUnion) {
-    const union = inOrder(rest.reduce((u, arm) => u.unionAll(arm), first), order).limit(limit);
+    const union = inOrder(
+      rest.reduce((u, arm) => u.unionAll(arm), first),
+      order,
+    ).limit(limit);
     return withTenant(db, tenant, union);
   }
   const union = sql.join(

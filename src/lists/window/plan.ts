@@ -19,13 +19,33 @@ export type Range = readonly [low: number, high: number];
 export interface Span {
   late: Range | null;
   weeks: Range | null;
+  /**
+   * Where a wide window's late rows lie among those of other dates, found on the walk's second
+   * page (null: not found, its tilings of the other dates too wide).
+   */
+  bracket?: Bracket | null;
+}
+
+/**
+ * Where in createdAt order a walk's late rows lie among late rows of other dates (each null
+ * when there is none): `above`, the newest createdAt below the walk's cursor of a late row dated
+ * before the window, and `below`, the oldest of one dated after it. Every late row stored
+ * between them is dated in the window, so a page there reads its late rows as one arm by
+ * createdAt, which passes no other row, down to `above`.
+ */
+export interface Bracket {
+  above: number | null;
+  below: number | null;
 }
 
 export type WindowPlan =
   /** In createdAt order: the on-time arm, and an arm per bucket of the late rows' tiling. */
   | { kind: "tiles"; tiles: Tile[] }
-  /** In createdAt order, when the tiling takes over MAX_LATE_ARMS: the late rows as one arm by createdAt, each row checked. */
-  | { kind: "late-by-created" }
+  /**
+   * In createdAt order: the late rows as one arm by createdAt, each row checked, above `above`
+   * (null: all): a page within its walk's bracket, or a window whose tiling takes over MAX_LATE_ARMS.
+   */
+  | { kind: "late-by-created"; above: number | null }
   /** In name order, for a window of at most NAME_WEEK_ARMS weeks: an arm per event week, in name order. */
   | { kind: "weeks"; first: number; last: number }
   /** In name order, for a wider window: the name index, the event date checked on each entry. */
@@ -39,19 +59,24 @@ export type WindowPlan =
 export const MAX_LATE_ARMS = 48;
 /**
  * A bounded window whose own tiling takes at most this many arms is read without its span: the
- * probe's round trip would cost more than the arms it saves.
+ * probe's round trip would cost more than the arms it saves. A walk whose tiling takes more finds
+ * its bracket on its second page, and reads by it where it can.
  */
-export const ARMS_WITHOUT_SPAN = 8;
+export const MANY_ARMS = 8;
 /** The most weeks a window in name order is read by, each an arm; a wider one is read by the name index. */
 export const NAME_WEEK_ARMS = 8;
 
-/** Whether a page's plan needs its tenant's span: an open-ended window, or one whose own tiling takes many arms. */
-export function needsSpan({ since, until }: Pick<ListQuery, "since" | "until">, order: ListOrder): boolean {
+/**
+ * Whether a page's plan needs its tenant's span: an open-ended window's every page, and a later
+ * page of one whose own tiling in createdAt order takes many arms (its first page reads its own
+ * tiling, in one statement rather than two).
+ */
+export function needsSpan({ since, until }: Pick<ListQuery, "since" | "until">, order: ListOrder, firstPage: boolean): boolean {
   if (since === undefined || until === undefined) return true;
-  return order === "created" && tiles(since, until, [since, until], ARMS_WITHOUT_SPAN).length > ARMS_WITHOUT_SPAN;
+  return !firstPage && order === "created" && tiles(since, until, [since, until], MANY_ARMS).length > MANY_ARMS;
 }
 
-/** The plan of a page of a window, by its walk's span where needsSpan says it needs one. */
+/** The plan of a page of a window, by its walk's span where needsSpan says it needs one (a bounded window's own tiling without). */
 export function planOf(query: Pick<ListQuery, "since" | "until">, order: ListOrder, span: Span | undefined): WindowPlan {
   if (order === "created") return byCreatedAt(query, span);
   const { since, until } = query;
@@ -77,25 +102,49 @@ function byCreatedAt({ since, until }: Pick<ListQuery, "since" | "until">, span:
 }
 
 const tiledOrByCreated = (tiled: Tile[]): WindowPlan =>
-  tiled.length > MAX_LATE_ARMS ? { kind: "late-by-created" } : { kind: "tiles", tiles: tiled };
+  tiled.length > MAX_LATE_ARMS ? { kind: "late-by-created", above: null } : { kind: "tiles", tiles: tiled };
+
+/** Whether a walk's later pages read by its bracket where they can: a tiling of more than MANY_ARMS arms. */
+export function wantsBracket(plan: WindowPlan): boolean {
+  return plan.kind === "tiles" && plan.tiles.length > MANY_ARMS;
+}
+
+/**
+ * A tiled page's plan by its walk's bracket: its late rows by createdAt above the bracket's
+ * `above`, for a page whose cursor lies between `above` and `below`; the tiling for any other.
+ */
+export function withinBracket(plan: WindowPlan, bracket: Bracket | null | undefined, afterKey: number): WindowPlan {
+  if (plan.kind !== "tiles" || bracket === undefined || bracket === null) return plan;
+  const { above, below } = bracket;
+  if ((below !== null && afterKey >= below) || (above !== null && afterKey <= above)) return plan;
+  return { kind: "late-by-created", above };
+}
 
 /** A span as a cursor carries it. */
 export function spanToCursor(span: Span): string {
-  return JSON.stringify({ late: span.late, weeks: span.weeks });
+  return JSON.stringify(span);
 }
 
 /** The span a cursor carries; undefined for a cursor that carries none (made before it carried one), which a page then finds again. */
 export function spanOfCursor(carried: string | undefined): Span | undefined {
   if (carried === undefined || !carried.startsWith("{")) return undefined;
   try {
-    const { late, weeks } = JSON.parse(carried) as { late?: unknown; weeks?: unknown };
-    if (isRange(late) && isRange(weeks)) return { late, weeks };
+    const { late, weeks, bracket } = JSON.parse(carried) as { late?: unknown; weeks?: unknown; bracket?: unknown };
+    if (!isRange(late) || !isRange(weeks)) return undefined;
+    if (bracket === undefined || bracket === null) return { late, weeks, ...(bracket === null && { bracket }) };
+    const { above, below } = bracket as { above?: unknown; below?: unknown };
+    if (isInstant(above) && isInstant(below)) return { late, weeks, bracket: { above, below } };
   } catch {
     // A cursor's MAC has been checked: this is a cursor of another build, which the page reads anew.
   }
   return undefined;
 }
 
+const isInstant = (value: unknown): value is number | null => value === null || Number.isSafeInteger(value);
+
 const isRange = (value: unknown): value is Range | null =>
   value === null ||
-  (Array.isArray(value) && value.length === 2 && value.every((n) => Number.isSafeInteger(n)) && (value[0] as number) <= (value[1] as number));
+  (Array.isArray(value) &&
+    value.length === 2 &&
+    value.every((n) => Number.isSafeInteger(n)) &&
+    (value[0] as number) <= (value[1] as number));
