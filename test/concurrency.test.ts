@@ -3,7 +3,7 @@
  * or in name order, while sync batches keep committing, gets every record committed before its
  * first page exactly once, in order, and never one twice.
  */
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { sortKey } from "../src/collections/sort-key.js";
 import { needsSpan, planOf, spanOfCursor } from "../src/lists/window/plan.js";
 import { withdrawal } from "./support/factories.js";

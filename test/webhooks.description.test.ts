@@ -158,7 +158,9 @@ describe("a database made before descriptions", () => {
       }
       const migrate = await workspace().run(["migrate"], env);
       expect(migrate.code, migrate.stderr).toBe(0);
-      expect(lastLine(migrate.stdout)).toBe("applied 0019-webhook-endpoint-descriptions; database schema is up to date");
+      expect(lastLine(migrate.stdout)).toMatch(
+        /^applied 0019-webhook-endpoint-descriptions(, [0-9]{4}-[a-z-]+)*; database schema is up to date$/,
+      );
 
       const serving = await workspace().serve(env);
       const get = async () =>

@@ -6,14 +6,13 @@
  * read at several page sizes, returns exactly the records in it, once each, in the list's order.
  */
 import { describe, expect, it, vi } from "vitest";
-import { lateEventAt, SLACK_MS } from "../src/collections/late-event.js";
+import { SLACK_MS } from "../src/collections/late-event.js";
 import { withdrawals } from "../src/collections/registry.js";
 import { sortKey } from "../src/collections/sort-key.js";
 import { parseListQuery } from "../src/lists/list.query.js";
 import { BUCKET_ORIGIN_MS, weekAt, WEEK_MS as NAME_WEEK_MS } from "../src/lists/window/buckets.js";
 import { NAME_WEEK_ARMS, needsSpan, planOf, spanOfCursor, type WindowPlan } from "../src/lists/window/plan.js";
 import { listOrder } from "../src/lists/list.shape.js";
-import { tiles } from "../src/lists/window/tiling.js";
 import { withdrawal } from "./support/factories.js";
 import { get, newTenant, planOfCursor, readAll, sync, useServer, type Reply, type TestTenant } from "./support/harness.js";
 const server = useServer();
@@ -900,7 +899,7 @@ describe("a window in name order open at its end, a few weeks back", () => {
       .sort(byName)
       .map((r) => r.id);
 
-  it("is read by week up to a day from now, and a record dated past that (a clock ahead) is read all the same", async () => {
+  it("is read by week up to the tenant's last week, and a record dated past now (a clock ahead) is read all the same", async () => {
     const tenant = await newTenant(server());
     const now = Date.now();
     const first = weekStart(now) - (NAME_WEEK_ARMS + 2) * NAME_WEEK_MS;
@@ -913,17 +912,11 @@ describe("a window in name order open at its end, a few weeks back", () => {
       )
       .filter((r) => r.event <= now);
     await storeNamed(tenant, stored);
-    // Open windows from a minute back to the most weeks read by week (up to the week of a day from now), and one more.
-    const widest = weekStart(now + DAY) - (NAME_WEEK_ARMS - 1) * NAME_WEEK_MS;
-    const windows: [number, "weeks" | "picked"][] = [
-      [now - 60_000, "weeks"],
-      [now - 3 * DAY, "weeks"],
-      [weekStart(now) - 1, "weeks"],
-      [widest + 1, "weeks"],
-      [widest - 1, "picked"],
-    ];
-    const readWindows = async (records: typeof stored, future: boolean) => {
-      for (const [since, plan] of windows) {
+    // Open windows from a minute back to the most weeks read by week (up to the tenant's last week), and one more.
+    const widest = weekStart(now) - (NAME_WEEK_ARMS - 1) * NAME_WEEK_MS;
+    const windows = [now - 60_000, now - 3 * DAY, weekStart(now) - 1, widest + 1, widest - 1];
+    const readWindows = async (records: typeof stored) => {
+      for (const since of windows) {
         for (const prefix of ["ma", "MÁR", "z"]) {
           const query = `name=${encodeURIComponent(prefix)}&createdSince=${iso(since)}`;
           const { items } = await readAll(server(), tenant.keys.read, `/v1/withdrawals?${query}`, [1, 3, 50]);
@@ -934,16 +927,16 @@ describe("a window in name order open at its end, a few weeks back", () => {
           if (expected(records, since, prefix).length > 2) {
             // Read by week up to the tenant's last week, when that is at most NAME_WEEK_ARMS weeks; else by the name index.
             const weeks = weekAt(Math.max(...records.map((r) => r.event))) - weekAt(since) + 1;
-            expect(await walkPlan(tenant, query), `${query} (${plan})`).toBe(weeks <= NAME_WEEK_ARMS ? "weeks" : "name-index");
+            expect(await walkPlan(tenant, query), query).toBe(weeks <= NAME_WEEK_ARMS ? "weeks" : "name-index");
           }
         }
       }
     };
-    await readWindows(stored, false);
+    await readWindows(stored);
     // A device whose clock runs a month ahead: its record lies past every window's weeks.
     const ahead = { id: "ow-ahead", name: "Maria", event: now + 30 * DAY };
     await storeNamed(tenant, [ahead]);
-    await readWindows([...stored, ahead], true);
+    await readWindows([...stored, ahead]);
     // A window that starts past the week of a day from now is no window of weeks.
     const later = `name=ma&createdSince=${iso(now + 2 * NAME_WEEK_MS)}`;
     const { items } = await readAll(server(), tenant.keys.read, `/v1/withdrawals?${later}`, [1, 3]);

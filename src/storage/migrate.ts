@@ -20,6 +20,7 @@ import { windowBucketsAsIntegersMigration } from "./migrations/0016-window-bucke
 import { postgresWindowRowsTextsTogetherMigration } from "./migrations/0017-postgres-window-rows-texts-together.js";
 import { dropLate171DaysMigration } from "./migrations/0018-drop-late-171-days.js";
 import { webhookEndpointDescriptionsMigration } from "./migrations/0019-webhook-endpoint-descriptions.js";
+import { windowIndexesWithoutNamesMigration } from "./migrations/0020-window-indexes-without-names.js";
 
 /** Every migration this build knows, by name; exported so that a test can build a schema a release behind. */
 export function migrationProvider(storage: Storage): MigrationProvider {
@@ -45,6 +46,7 @@ export function migrationProvider(storage: Storage): MigrationProvider {
         "0017-postgres-window-rows-texts-together": postgresWindowRowsTextsTogetherMigration(storage.engine),
         "0018-drop-late-171-days": dropLate171DaysMigration(),
         "0019-webhook-endpoint-descriptions": webhookEndpointDescriptionsMigration(),
+        "0020-window-indexes-without-names": windowIndexesWithoutNamesMigration(),
       };
     },
   };
