@@ -762,6 +762,7 @@ async function main() {
     );
     printTable(report.header, report.lines, 2);
     if (report.importLine !== undefined) log(report.importLine);
+    log(report.storageLine);
     table.missed.push(...report.missed);
   }
   if (operations !== undefined) {

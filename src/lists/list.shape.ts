@@ -1,5 +1,5 @@
 /**
- * What the list query (list.repository.ts) and the time window's arms (window.ts) are built
+ * What the list query (list.repository.ts) and the time window's arms (window/statement.ts) are built
  * from: a list's orders, the columns a page reads, and the query builders' types.
  */
 import type { SelectQueryBuilder } from "kysely";

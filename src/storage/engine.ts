@@ -48,45 +48,12 @@ export interface Engine {
   /** A table can be stored in its primary key's order (`WITHOUT ROWID`): one B-tree a row, not two. */
   readonly clusteredTables: boolean;
   /**
-   * The column that addresses a row within one statement, which a statement may join a row back
-   * by instead of its primary key: SQLite's `rowid` (one B-tree descent instead of the key's
-   * two), PostgreSQL's `ctid` (the tuple itself, which the statement's snapshot keeps). A
-   * window-first page joins by it where a `with` query is run whole; where one is read on demand
-   * (readsWithOnDemand) it reads its window's entries from the indexes alone, which hold no
-   * `ctid`, and its rows by key.
-   */
-  readonly rowAddress: "rowid" | "ctid";
-  /**
-   * A column written `+column` is one that no index is chosen by, so a condition on it can go
-   * where a planner must not read by its index. Without it, a query that must be read by one
-   * index is asked in that index's order (with sorts disabled, no other index gives it for less).
-   */
-  readonly hidesFromIndex: boolean;
-  /**
    * A table in a FROM can name the index it must be read by (SQLite's `INDEXED BY`). Without
    * statistics (a new database, until `PRAGMA optimize` gathers them) SQLite reckons an equality
    * on an expression index no narrower than a range of another index, and reads a window's week
-   * by the name index instead (lists/window.ts, weekValues).
+   * by the name index instead (lists/window/statement.ts).
    */
   readonly namesIndexes: boolean;
-  /**
-   * The aggregate that gathers values into one JSON array, and the function that makes one of
-   * its arguments: a statement returns one row of many values, where rows cost a driver more.
-   */
-  readonly jsonArrays: { aggregate: "json_agg" | "json_group_array"; of: "json_build_array" | "json_array" };
-  /**
-   * Whether a walk in name order that the name index serves reads its later pages from its
-   * window's keys when the window is a small share of the tenant's rows (lists/window.ts,
-   * KEYS_SHARE): reading the keys (their count, then the keys) cost SQLite less than the name
-   * index's entries over the walk, PostgreSQL more (docs/measurements.md).
-   */
-  readonly keysForSmallShares: boolean;
-  /**
-   * A materialized `with` query is run only as far as its readers read, each from its start
-   * (PostgreSQL's CTE scan): a statement can count a few of its rows, then read them all, from
-   * one read. Without it (SQLite) the query is run whole when it is first read.
-   */
-  readonly readsWithOnDemand: boolean;
   /**
    * A prepared statement is planned again whenever a value the planner looked at is bound anew
    * (SQLite's STAT4 samples), which for a window page's many arms cost more than running it. A
@@ -94,13 +61,6 @@ export interface Engine {
    * (storage/query-template.ts) and each statement keeps one plan, as on PostgreSQL.
    */
   readonly replansOnBind: boolean;
-  /**
-   * How many arms a statement may merge before one more query is worth its cost to remove
-   * some: in-process, a query costs a few arms' seeks; over the network, a round trip costs
-   * more, but once a walk, whose every page reads the arms (docs/measurements.md). A time
-   * window narrows its tiling by one (lists/window.ts).
-   */
-  readonly armsPerQuery: number;
   /** A column's NOT NULL can be dropped in place; without it the table is rebuilt. */
   readonly altersColumns: boolean;
   /**
@@ -140,14 +100,8 @@ export const SQLITE: Engine = {
   combinesRangeBounds: false,
   keyArrays: false,
   clusteredTables: true,
-  rowAddress: "rowid",
-  hidesFromIndex: true,
   namesIndexes: true,
-  jsonArrays: { aggregate: "json_group_array", of: "json_array" },
-  keysForSmallShares: true,
-  readsWithOnDemand: false,
   replansOnBind: true,
-  armsPerQuery: 6,
   altersColumns: false,
   sharedByProcesses: false,
   favoursMemory: true,
@@ -186,14 +140,8 @@ export const POSTGRES: Engine = {
   combinesRangeBounds: true,
   keyArrays: true,
   clusteredTables: false,
-  rowAddress: "ctid",
-  hidesFromIndex: false,
   namesIndexes: false,
-  jsonArrays: { aggregate: "json_agg", of: "json_build_array" },
-  keysForSmallShares: false,
-  readsWithOnDemand: true,
   replansOnBind: false,
-  armsPerQuery: 12,
   altersColumns: true,
   sharedByProcesses: true,
   favoursMemory: false,

@@ -68,12 +68,14 @@ export const NAME_WEEK_ARMS = 8;
 
 /**
  * Whether a page's plan needs its tenant's span: an open-ended window's every page, and a later
- * page of one whose own tiling in createdAt order takes many arms (its first page reads its own
- * tiling, in one statement rather than two).
+ * page of one whose own tiling in createdAt order takes more than MANY_ARMS arms. Its first page
+ * reads its own tiling, in one statement rather than two, unless that takes more than
+ * MAX_LATE_ARMS, which its tenant's late rows may narrow.
  */
 export function needsSpan({ since, until }: Pick<ListQuery, "since" | "until">, order: ListOrder, firstPage: boolean): boolean {
   if (since === undefined || until === undefined) return true;
-  return !firstPage && order === "created" && tiles(since, until, [since, until], MANY_ARMS).length > MANY_ARMS;
+  const most = firstPage ? MAX_LATE_ARMS : MANY_ARMS;
+  return order === "created" && tiles(since, until, [since, until], most).length > most;
 }
 
 /** The plan of a page of a window, by its walk's span where needsSpan says it needs one (a bounded window's own tiling without). */
