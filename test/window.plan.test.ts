@@ -10,7 +10,17 @@ import { parseListQuery } from "../src/lists/list.query.js";
 import { pageQuery } from "../src/lists/list.repository.js";
 import { listOrder } from "../src/lists/list.shape.js";
 import { bucketAt, bucketStart, EDGE_LEVEL, weekAt, type Level } from "../src/lists/window/buckets.js";
-import { MAX_LATE_ARMS, NAME_WEEK_ARMS, needsSpan, planOf, spanOfCursor, spanToCursor, type Span } from "../src/lists/window/plan.js";
+import {
+  MAX_LATE_ARMS,
+  NAME_WEEK_ARMS,
+  needsSpan,
+  planOf,
+  spanOfCursor,
+  spanToCursor,
+  wantsBracket,
+  withinBracket,
+  type Span,
+} from "../src/lists/window/plan.js";
 import { tiles } from "../src/lists/window/tiling.js";
 import { useServer } from "./support/harness.js";
 
@@ -147,11 +157,37 @@ describe("a window's plan", () => {
   });
 });
 
+describe("a wide window's bracket", () => {
+  const tiled = planOf({ since: Date.UTC(2025, 0, 1), until: Date.UTC(2026, 0, 1) }, "created", undefined);
+
+  it("is wanted by a tiling of many arms, and read between its `above` and `below` only", () => {
+    expect(wantsBracket(tiled)).toBe(true);
+    expect(wantsBracket(planOf({ since: 0, until: 3_600_000 }, "created", undefined))).toBe(false);
+    const bracket = { above: 1000, below: 2000 };
+    // A cursor at `below` may have rows of its createdAt below it dated after the window; one at `above` has none above it.
+    for (const [at, kind] of [
+      [999, "tiles"],
+      [1000, "tiles"],
+      [1001, "late-by-created"],
+      [1999, "late-by-created"],
+      [2000, "tiles"],
+    ] as const)
+      expect(withinBracket(tiled, bracket, at).kind, String(at)).toBe(kind);
+    expect(withinBracket(tiled, bracket, 1500)).toEqual({ kind: "late-by-created", above: 1000 });
+    expect(withinBracket(tiled, { above: null, below: null }, 5)).toEqual({ kind: "late-by-created", above: null });
+    expect(withinBracket(tiled, null, 1500)).toBe(tiled);
+    expect(withinBracket(tiled, undefined, 1500)).toBe(tiled);
+  });
+});
+
 describe("a walk's span in its cursors", () => {
   it("comes back as it went, and a cursor that carries none or another build's plan carries no span", () => {
     const span: Span = { late: [-5, 1_800_000_000_000], weeks: [100, 105_000] };
     expect(spanOfCursor(spanToCursor(span))).toEqual(span);
     expect(spanOfCursor(spanToCursor({ late: null, weeks: null }))).toEqual({ late: null, weeks: null });
+    for (const bracket of [null, { above: null, below: 7 }, { above: 3, below: null }])
+      expect(spanOfCursor(spanToCursor({ ...span, bracket }))).toEqual({ ...span, bracket });
+    expect(spanOfCursor('{"late":null,"weeks":null,"bracket":{"above":"1","below":null}}')).toBeUndefined();
     for (const other of [undefined, "late:1,2", "name-index", "{", '{"late":[2,1],"weeks":null}', '{"late":[1.5,2],"weeks":null}', "{}"])
       expect(spanOfCursor(other), String(other)).toBeUndefined();
   });
@@ -189,8 +225,11 @@ describe("the statements of a list's windows", () => {
             weeks: late === null ? null : [weekAt(late[0]), weekAt(late[1])],
           };
           const order = listOrder(q);
-          const plan = planOf(q, order, needsSpan(q, order, !cursor) ? span : undefined);
           const after = cursor ? { key: order === "created" ? (until ?? since ?? 0) + (limit % 3) * DAY : "ma", id: "w-1" } : undefined;
+          const planned = planOf(q, order, needsSpan(q, order, !cursor) ? span : undefined);
+          // A later page within its bracket: its late rows by createdAt above `above`, or all of them.
+          const bracket = late === null ? null : { above: limit % 2 === 0 ? late[0] : null, below: null };
+          const plan = after !== undefined && typeof after.key === "number" ? withinBracket(planned, bracket, after.key) : planned;
           texts.add(pageQuery(db, withdrawals, "hash", q, after, limit + 1, plan).sql);
         },
       ),

@@ -11,8 +11,7 @@ import { withdrawals } from "../src/collections/registry.js";
 import { sortKey } from "../src/collections/sort-key.js";
 import { parseListQuery } from "../src/lists/list.query.js";
 import { BUCKET_ORIGIN_MS, weekAt, WEEK_MS as NAME_WEEK_MS } from "../src/lists/window/buckets.js";
-import { NAME_WEEK_ARMS, needsSpan, planOf, spanOfCursor, type WindowPlan } from "../src/lists/window/plan.js";
-import { listOrder } from "../src/lists/list.shape.js";
+import { NAME_WEEK_ARMS, needsSpan, spanOfCursor } from "../src/lists/window/plan.js";
 import { withdrawal } from "./support/factories.js";
 import { get, newTenant, planOfCursor, readAll, sync, useServer, type Reply, type TestTenant } from "./support/harness.js";
 const server = useServer();
@@ -51,11 +50,23 @@ async function storeAsPlanned(tenant: TestTenant, stored: Stored[]): Promise<voi
   server().clock.now = undefined;
 }
 
-/** The plan of a walk's later pages: by its query, and the span its first page's cursor carries. */
-async function walkPlan(tenant: TestTenant, query: string): Promise<WindowPlan["kind"]> {
-  const { body } = await get<{ cursor: string | null }>(server(), `/v1/withdrawals?limit=2&${query}`, tenant.keys.read);
-  const parsed = parseListQuery(withdrawals, query);
-  return planOf(parsed, listOrder(parsed), body.cursor === null ? undefined : spanOfCursor(planOfCursor(body.cursor))).kind;
+/**
+ * How the server read a walk in name order's first two pages, from the statements it ran: by
+ * week (an arm per event week) or by the name index.
+ */
+async function walkPlan(tenant: TestTenant, query: string): Promise<"weeks" | "name-index"> {
+  const { db } = server().storage;
+  const statements = vi.spyOn(db, "executeQuery");
+  try {
+    const first = await get<{ cursor: string }>(server(), `/v1/withdrawals?limit=2&${query}`, tenant.keys.read);
+    await get(server(), `/v1/withdrawals?limit=2&${query}&cursor=${encodeURIComponent(first.body.cursor)}`, tenant.keys.read);
+    const pages = statements.mock.calls.flatMap(([c]) => ("sql" in c && c.sql.includes('"name_key"') ? [c.sql] : []));
+    const kinds = new Set(pages.map((text) => (text.includes(String(NAME_WEEK_MS)) ? "weeks" : "name-index")));
+    expect(kinds.size, pages.join("\n")).toBe(1);
+    return [...kinds][0] as "weeks" | "name-index";
+  } finally {
+    statements.mockRestore();
+  }
 }
 
 /** The span a walk's second page carries in its cursor: a bounded window's first page reads its own tiling and carries none. */
@@ -308,14 +319,29 @@ describe("a wide window whose late records of other dates lie among its own", ()
       .filter((r) => r.event >= since && r.event <= until)
       .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
       .map((r) => r.id);
+    // Each page's statements, by what they read: the tiling (buckets), the late rows by createdAt
+    // (the bracket's arm), or the bracket's own probes.
+    const statements = vi.spyOn(server().storage.db, "executeQuery");
+    const kindOf = (text: string) =>
+      / as "p\d+"| as "q\d+"/.test(text)
+        ? "bracket"
+        : text.includes("cast((late_event_at")
+          ? "tiles"
+          : text.includes('"late_event_at" is not null')
+            ? "by-created"
+            : "other";
+    const walks: string[][] = [];
     for (const limits of [[1, 4], [3], [100]]) {
       const items: string[] = [];
       const spans: string[] = [];
+      const requests: string[] = [];
       let cursor: string | null = null;
       do {
         const limit = limits[items.length % limits.length]!;
         const url = `/v1/withdrawals?${query}&limit=${limit}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`;
+        statements.mockClear();
         const reply: Reply<{ data: { id: string }[]; cursor: string | null }> = await get(server(), url, tenant.keys.read);
+        requests.push(statements.mock.calls.map(([c]) => ("sql" in c ? kindOf(c.sql) : "other")).join("+"));
         expect(reply.status, url).toBe(200);
         items.push(...reply.body.data.map((r) => r.id));
         cursor = reply.body.cursor;
@@ -333,7 +359,18 @@ describe("a wide window whose late records of other dates lie among its own", ()
         spans.slice(1).every((span) => span === carried),
         spans.join(" "),
       ).toBe(true);
+      // The second page found the span and the bracket, each once a walk.
+      expect(
+        requests.filter((r) => r.includes("bracket")),
+        requests.join(" "),
+      ).toEqual([requests[1]]);
+      walks.push(requests);
     }
+    statements.mockRestore();
+    // Later pages between `above` and `below` read two arms; the page that reached `above` short
+    // of its rows read the rest by the tiling, in each walk.
+    expect(walks.flat().some((r) => r === "by-created")).toBe(true);
+    expect(walks.every((requests) => requests.some((r) => r.endsWith("by-created+tiles")))).toBe(true);
   });
 });
 
@@ -349,7 +386,7 @@ describe("a wide window imported after its end", () => {
     }
     // Imported a month after the window's end in the order of their events, 50 to a batch (so
     // that batches share a createdAt across buckets): a record every 12 hours through the window
-    // and every 20 minutes in its last 8 days, enough for whole buckets of TOPS_RANK records, and
+    // and every 20 minutes in its last 8 days, buckets of over a hundred records, and
     // records dated before and after it.
     const importedAt = until + 30 * DAY;
     const events = [
@@ -745,7 +782,6 @@ describe("time window in name order", () => {
         ).toEqual(want);
       }
     }
-    // The first page's choice rides in its cursor, so that the walk's later pages need not count.
     // In createdAt order a window of one hour needs no span: its cursors carry none.
     const hourStart = Math.floor((now - 3 * DAY) / HOUR) * HOUR;
     await sync(
@@ -822,13 +858,13 @@ describe("a bounded window in name order of a few weeks", () => {
     await storeNamed(tenant, stored);
     server().clock.now = undefined;
     const week = (w: number) => first + w * NAME_WEEK_MS;
-    const windows: [number, number, "weeks" | "picked"][] = [
+    const windows: [number, number, "weeks" | "name-index"][] = [
       [week(2) - 1, week(2) + 1, "weeks"],
       [week(2), week(2) + 60_000, "weeks"],
       [week(2), week(3) - 1, "weeks"],
       [week(2), week(3), "weeks"],
       [week(1) + 1, week(1) + NAME_WEEK_ARMS * NAME_WEEK_MS - 1, "weeks"],
-      [week(1), week(1) + NAME_WEEK_ARMS * NAME_WEEK_MS, "picked"],
+      [week(1), week(1) + NAME_WEEK_ARMS * NAME_WEEK_MS, "name-index"],
     ];
     for (const [since, until, plan] of windows) {
       for (const prefix of ["ma", "MÁR", "z"]) {
@@ -845,7 +881,7 @@ describe("a bounded window in name order of a few weeks", () => {
         ).toEqual(want);
         if (want.length > 2) {
           // Read by week, every page of the walk alike; a wider window by the name index.
-          expect(await walkPlan(tenant, query), query).toBe(plan === "weeks" ? "weeks" : "name-index");
+          expect(await walkPlan(tenant, query), query).toBe(plan);
         }
       }
     }
@@ -1040,7 +1076,7 @@ describe("a wide window in name order walked while records are stored", () => {
       event: i % 3 === 0 ? now - 2 * D - i * 60_000 : now - i * 60_000,
     }));
     const store = (rows: typeof records) => storeNamed(tenant, rows);
-    // And one record long before the window, so that the first page does not probe the name index but counts (choosingPage).
+    // And one record long before the window.
     await store([...records, { id: "wk-early", name: "Ana", event: now - 600 * D }]);
     const query = `name=an&createdSince=${iso(now - 3 * D)}&createdUntil=${iso(now + HOUR)}`;
     const inWindow = (r: { event: number }) => r.event >= now - 3 * D && r.event <= now + HOUR;

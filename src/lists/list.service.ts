@@ -24,9 +24,10 @@ export interface PageReader {
 
 /**
  * The page the query string asks for. The page's statement finds the tenant from the key
- * itself, so a page costs one round trip to the database (two on a window walk's first page
- * that needs its span). A 401 or 403 still comes before any 400, and when the statement returns
- * no row (a bad key, or an empty page) the key is checked on its own.
+ * itself, so a page costs one round trip to the database; a window's page may add one to find
+ * its walk's span, one (once a walk) to find its bracket, and one to read past the bracket
+ * (windowOf). A 401 or 403 still comes before any 400, and when the statement returns no row (a
+ * bad key, or an empty page) the key is checked on its own.
  */
 export async function listPage(
   db: Kysely<Schema>,
@@ -51,8 +52,10 @@ export async function listPage(
   let rows = await read(after, query.limit + 1);
   // A page by its walk's bracket reads no row at or below the bracket's `above`: one that ends
   // short there reads the rest by the tiling.
-  if (window?.tiled !== undefined && window.plan.kind === "late-by-created" && window.plan.above !== null && rows.length <= query.limit)
-    rows = [...rows, ...(await read({ key: window.plan.above + 1, id: "" }, query.limit + 1 - rows.length, window.tiled))];
+  if (window?.belowBracket !== undefined && rows.length <= query.limit) {
+    const { above, plan } = window.belowBracket;
+    rows = [...rows, ...(await read({ key: above + 1, id: "" }, query.limit + 1 - rows.length, plan))];
+  }
   const tenantId = rows[0]?.tenant_id ?? (await reader.tenantOfKey());
   if (opened !== undefined) checkCursorTenant(opened, tenantId);
   const paged: PagedList<ListRow> = {
@@ -78,7 +81,7 @@ async function windowOf(
   keyHash: string,
   query: ListQuery,
   opened: { position: CursorPosition; plan?: string } | undefined,
-): Promise<{ plan: WindowPlan; span: Span | undefined; after?: CursorPosition; tiled?: WindowPlan }> {
+): Promise<{ plan: WindowPlan; span: Span | undefined; after?: CursorPosition; belowBracket?: { above: number; plan: WindowPlan } }> {
   const order = listOrder(query);
   let span = spanOfCursor(opened?.plan);
   if (span === undefined && needsSpan(query, order, opened === undefined)) {
@@ -102,5 +105,7 @@ async function windowOf(
           : bracketOf((await db.executeQuery(statement)).rows[0]);
     span = { ...span, bracket };
   }
-  return { plan: withinBracket(plan, span.bracket, Number(opened.position.key)), span, tiled: plan };
+  const within = withinBracket(plan, span.bracket, Number(opened.position.key));
+  const belowBracket = within.kind === "late-by-created" && within.above !== null ? { above: within.above, plan } : undefined;
+  return { plan: within, span, belowBracket };
 }

@@ -12,7 +12,7 @@ import type { Schema } from "../storage/schema.js";
 import { ORDERS, type FilteredQuery, type ListOrder, type ListRow, type RowsQuery } from "./list.shape.js";
 
 /** The tenant of the API key whose hash is `s.keyHash`, when the key is not revoked, has not expired by `s.now`, and may read. */
-export function tenantOfKey(db: Kysely<Schema>, s: Slots) {
+function tenantOfKey(db: Kysely<Schema>, s: Slots) {
   return db
     .selectFrom("api_keys")
     .select("api_keys.tenant_id")
@@ -65,7 +65,7 @@ export function filtered(
 }
 
 /** An arm in the list's order. */
-export function inOrder(q: RowsQuery, order: ListOrder): RowsQuery {
+function inOrder(q: RowsQuery, order: ListOrder): RowsQuery {
   const { column, direction } = ORDERS[order];
   return q.orderBy(column, direction).orderBy("id", direction);
 }
@@ -125,7 +125,11 @@ export function readBy<R>(db: Kysely<Schema>, query: Compilable<R>, table: strin
   };
 }
 
-/** A statement's LIMIT, a literal (a parameter made PostgreSQL plan it anew each time), rounded up to one of a few. */
+/**
+ * A statement's LIMIT: a literal, which PostgreSQL plans for, rather than a parameter it cannot
+ * see; rounded up to one of a few, so that limits add few statement shapes. A page keeps the
+ * first `take` rows.
+ */
 const TAKES = [2, 3, 6, 11, 21, 26, 51, 101];
 export function takeOf(take: number): number {
   return TAKES.find((t) => t >= take) ?? take;

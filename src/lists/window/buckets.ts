@@ -1,7 +1,7 @@
 /**
- * The event-date axis cut into buckets, as the indexes of the time window cut it (migration
- * 0016 writes the same numbers as literals): the late rows' by 8 hours, 64 hours and 512 hours
- * (levels 1 to 3, each eight of the level below), and every row's by ISO week. Dates count from
+ * The event-date axis cut into buckets, as the indexes of the time window cut it (their
+ * migrations write the same numbers as literals): the late rows' by 8 hours, 64 hours and 512
+ * hours (levels 1 to 3, each eight of the level below), and every row's by ISO week. Dates count from
  * year 1, so that bucket numbers are never negative and integer division floors them on both
  * engines, and every bucket of a date from year 1 to 9999 fits a 4-byte integer.
  */
@@ -23,7 +23,6 @@ const asInteger = (n: number) => Math.min(2 ** 31 - 1, Math.max(-(2 ** 31), n));
 export const bucketAt = (level: Level, ms: number) => asInteger(Math.floor((ms + BUCKET_ORIGIN_MS) / LEVEL_MS[level]));
 export const bucketStart = (level: Level, bucket: number) => bucket * LEVEL_MS[level] - BUCKET_ORIGIN_MS;
 export const weekAt = (ms: number) => asInteger(Math.floor((ms + BUCKET_ORIGIN_MS) / WEEK_MS));
-export const weekStart = (week: number) => week * WEEK_MS - BUCKET_ORIGIN_MS;
 
 /** How many buckets of the level below one bucket of `level` spans. */
 export const FANOUT = 8;

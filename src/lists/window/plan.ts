@@ -52,9 +52,9 @@ export type WindowPlan =
   | { kind: "name-index" };
 
 /**
- * The most arms a page merges for its late rows. Late rows whose dates span decades (a device
- * whose clock was reset to 1970) would take more, and SQLite allows 500 terms in a compound
- * statement: those are read as one arm by createdAt instead.
+ * The most arms a page merges for its late rows, so that a statement stays small to plan and
+ * within SQLite's limit of terms in a compound statement. Late rows whose dates span more (a
+ * device clock reset decades back) are read as one arm by createdAt instead.
  */
 export const MAX_LATE_ARMS = 48;
 /**
@@ -62,7 +62,7 @@ export const MAX_LATE_ARMS = 48;
  * probe's round trip would cost more than the arms it saves. A walk whose tiling takes more finds
  * its bracket on its second page, and reads by it where it can.
  */
-export const MANY_ARMS = 8;
+const MANY_ARMS = 8;
 /** The most weeks a window in name order is read by, each an arm; a wider one is read by the name index. */
 export const NAME_WEEK_ARMS = 8;
 
@@ -84,7 +84,8 @@ export function planOf(query: Pick<ListQuery, "since" | "until">, order: ListOrd
   const { since, until } = query;
   const first = Math.max(since === undefined ? -Infinity : weekAt(since), span?.weeks?.[0] ?? -Infinity);
   const last = Math.min(until === undefined ? Infinity : weekAt(until), span?.weeks?.[1] ?? Infinity);
-  if (!(last - first + 1 <= NAME_WEEK_ARMS)) return { kind: "name-index" };
+  // Calendar weeks, Monday to Sunday: an open end with no week of the tenant's to close it is no window of weeks.
+  if (!Number.isFinite(first) || !Number.isFinite(last) || last - first + 1 > NAME_WEEK_ARMS) return { kind: "name-index" };
   // A window beyond the tenant's weeks holds nothing: one week's arm finds that at once.
   return { kind: "weeks", first, last: Math.max(first, last) };
 }
@@ -106,7 +107,7 @@ function byCreatedAt({ since, until }: Pick<ListQuery, "since" | "until">, span:
 const tiledOrByCreated = (tiled: Tile[]): WindowPlan =>
   tiled.length > MAX_LATE_ARMS ? { kind: "late-by-created", above: null } : { kind: "tiles", tiles: tiled };
 
-/** Whether a walk's later pages read by its bracket where they can: a tiling of more than MANY_ARMS arms. */
+/** Whether a walk's later pages read by its bracket where they can: a tiling (narrowed by the span) of more than MANY_ARMS arms. */
 export function wantsBracket(plan: WindowPlan): boolean {
   return plan.kind === "tiles" && plan.tiles.length > MANY_ARMS;
 }
@@ -114,6 +115,8 @@ export function wantsBracket(plan: WindowPlan): boolean {
 /**
  * A tiled page's plan by its walk's bracket: its late rows by createdAt above the bracket's
  * `above`, for a page whose cursor lies between `above` and `below`; the tiling for any other.
+ * A cursor at `below` may have rows of that createdAt with smaller ids below it, dated after the
+ * window; one at `above` has none above `above`: both are the tiling's.
  */
 export function withinBracket(plan: WindowPlan, bracket: Bracket | null | undefined, afterKey: number): WindowPlan {
   if (plan.kind !== "tiles" || bracket === undefined || bracket === null) return plan;
@@ -127,7 +130,7 @@ export function spanToCursor(span: Span): string {
   return JSON.stringify(span);
 }
 
-/** The span a cursor carries; undefined for a cursor that carries none (made before it carried one), which a page then finds again. */
+/** The span a cursor carries; undefined for a cursor that carries none, or another build's plan, whose page finds it again. */
 export function spanOfCursor(carried: string | undefined): Span | undefined {
   if (carried === undefined || !carried.startsWith("{")) return undefined;
   try {

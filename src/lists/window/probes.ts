@@ -1,7 +1,7 @@
 /**
  * The statements that find what a walk learns and its cursors carry (window/plan.ts): its
- * tenant's span on its first page, and a wide window's bracket on its second. Each figure is
- * one or two index probes.
+ * tenant's span, and a wide window's bracket on its second page. Each value they return is one
+ * or two index probes.
  */
 import { sql, type Compilable, type CompiledQuery, type Kysely, type SelectQueryBuilder } from "kysely";
 import type { Collection } from "../../collections/define.js";
@@ -123,7 +123,7 @@ export function bracketStatement(db: Kysely<Schema>, collection: Collection, s: 
       ...LEVELS.flatMap((level) => slotsOf(s, `${side}b${level}`).map((slot) => probe(side, level, slot, false))),
     ].map((q, i) => sql`(${q}) as ${sql.ref(`${side}${i}`)}`),
   );
-  const statement = sql<BracketRow>`${tenant.with}select ${sql.join(columns.length === 0 ? [sql`null as none`] : columns)}`;
+  const statement = sql<BracketRow>`${tenant.with}select ${sql.join(columns)}`;
   return { compile: () => statement.compile(db) as CompiledQuery<BracketRow> };
 }
 

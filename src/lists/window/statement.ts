@@ -18,8 +18,8 @@ import type { Tile } from "./tiling.js";
 /**
  * A plan's values for the page's statement, and its shape: what names the SQL text. Arms are
  * grouped by level and their number rounded up to a power of two, the spare arms given no
- * bucket (an empty index range), so that a list has a few dozen window statements, not one per
- * tiling.
+ * bucket (an empty index range), so that the statements of a list's windows are a bounded set,
+ * not one per tiling.
  */
 export function windowValues(
   query: Pick<ListQuery, "since" | "until">,
@@ -42,7 +42,8 @@ export function windowValues(
     }
     case "late-by-created": {
       if (plan.above === null) return { values, shape: plan.kind };
-      // Every arm starts above `above`: the page's rows at or below it are another statement's (list.service.ts).
+      // Every arm starts above `above`: the page's rows at or below it are another statement's
+      // (list.service.ts). The on-time arm's lower bound is the tighter of its own and that one.
       values.createdLow = plan.above + 1;
       values.sinceLower = Math.max(values.sinceLower ?? -Infinity, plan.above + 1);
       return { values, shape: `${plan.kind}:above` };
@@ -68,7 +69,7 @@ export function groupsOf(tiles: readonly Tile[], prefix: string): Record<string,
 }
 
 /** Spare nulls up to the next power of two. */
-export function padded<T>(items: T[]): (T | null)[] {
+function padded<T>(items: T[]): (T | null)[] {
   const size = items.length === 0 ? 0 : 2 ** Math.ceil(Math.log2(items.length));
   return [...items, ...Array<null>(size - items.length).fill(null)];
 }

@@ -1,8 +1,7 @@
 /**
- * The buckets that tile a range of event dates: each the largest that fits where it starts,
- * so a range of a year takes a few dozen buckets of three levels, not a thousand of the
- * smallest. A bucket of late rows is an index range in createdAt order, so each is one arm of
- * a page's merge (window/statement.ts).
+ * The buckets that tile a range of event dates: each the largest that fits where it starts, so
+ * that a wide range takes few buckets. A bucket of late rows is an index range in createdAt
+ * order, so each is one arm of a page's merge (window/statement.ts).
  */
 import { bucketAt, bucketStart, EDGE_LEVEL, FANOUT, type Level } from "./buckets.js";
 
