@@ -197,7 +197,7 @@ describe("the statements of a list's windows", () => {
   /** The ways a page's statement varies but for its window: with or without a cursor, at a limit of each size. */
   const LIMITS = [1, 10, 11, 20, 21, 50, 51, 100];
   /** At most this many statements per list: see docs/architecture.md, "Time window". */
-  const BOUND = 2_500;
+  const BOUND = 1_000;
 
   it("come in a bounded set of shapes, whatever the window, its span, the limit and the cursor", () => {
     const db = server().storage.db;
