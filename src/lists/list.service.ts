@@ -12,7 +12,7 @@ import type { Schema } from "../storage/schema.js";
 import { parseListQuery, type ListQuery } from "./list.query.js";
 import { bracketQuery, isWindow, pageQuery, spanQuery } from "./list.repository.js";
 import { listOrder, positionOf, type ListRow } from "./list.shape.js";
-import { needsSpan, planOf, spanOfCursor, spanToCursor, wantsBracket, withinBracket, type Span, type WindowPlan } from "./window/plan.js";
+import { ownPlan, planOf, spanOfCursor, spanToCursor, wantsBracket, withinBracket, type Span, type WindowPlan } from "./window/plan.js";
 import { bracketOf, spanOf } from "./window/probes.js";
 
 /** Who asks for a page: the hash of a well-formed key, and the full key check. */
@@ -84,7 +84,9 @@ async function windowOf(
 ): Promise<{ plan: WindowPlan; span: Span | undefined; after?: CursorPosition; belowBracket?: { above: number; plan: WindowPlan } }> {
   const order = listOrder(query);
   let span = spanOfCursor(opened?.plan);
-  if (span === undefined && needsSpan(query, order, opened === undefined)) {
+  if (span === undefined) {
+    const own = ownPlan(query, order, opened === undefined);
+    if (own !== undefined) return { plan: own, span };
     const found = spanOf((await db.executeQuery(spanQuery(db, collection, keyHash))).rows[0]);
     if (opened === undefined) {
       const after = order === "created" ? { key: found.newest === null ? Number.MIN_SAFE_INTEGER : found.newest + 1, id: "" } : undefined;

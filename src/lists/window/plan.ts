@@ -67,15 +67,23 @@ const MANY_ARMS = 8;
 export const NAME_WEEK_ARMS = 8;
 
 /**
- * Whether a page's plan needs its tenant's span: an open-ended window's every page, and a later
- * page of one whose own tiling in createdAt order takes more than MANY_ARMS arms. Its first page
- * reads its own tiling, in one statement rather than two, unless that takes more than
- * MAX_LATE_ARMS, which its tenant's late rows may narrow.
+ * A page's plan when it needs no span, or undefined when it needs its tenant's span: an
+ * open-ended window's every page, and a later page of one whose own tiling in createdAt order
+ * takes more than MANY_ARMS arms. Its first page reads its own tiling, in one statement rather
+ * than two, unless that takes more than MAX_LATE_ARMS, which its tenant's late rows may narrow.
  */
-export function needsSpan({ since, until }: Pick<ListQuery, "since" | "until">, order: ListOrder, firstPage: boolean): boolean {
-  if (since === undefined || until === undefined) return true;
+export function ownPlan(query: Pick<ListQuery, "since" | "until">, order: ListOrder, firstPage: boolean): WindowPlan | undefined {
+  const { since, until } = query;
+  if (since === undefined || until === undefined) return undefined;
+  if (order !== "created") return planOf(query, order, undefined);
   const most = firstPage ? MAX_LATE_ARMS : MANY_ARMS;
-  return order === "created" && tiles(since, until, [since, until], most).length > most;
+  const tiled = tiles(since, until, [since, until], most);
+  return tiled.length > most ? undefined : { kind: "tiles", tiles: tiled };
+}
+
+/** Whether a page's plan needs its tenant's span (see ownPlan). */
+export function needsSpan(query: Pick<ListQuery, "since" | "until">, order: ListOrder, firstPage: boolean): boolean {
+  return ownPlan(query, order, firstPage) === undefined;
 }
 
 /** The plan of a page of a window, by its walk's span where needsSpan says it needs one (a bounded window's own tiling without). */

@@ -11,7 +11,7 @@ import type { ListQuery } from "../list.query.js";
 import { readBy, tenantFor } from "../list.sql.js";
 import { bucketOf, EDGE_LEVEL, LEVELS, weekOf } from "./buckets.js";
 import { MAX_LATE_ARMS, type Bracket, type Range, type Span } from "./plan.js";
-import { groupsOf, slotsOf } from "./statement.js";
+import { namedBuckets, slotsOf } from "./statement.js";
 import { tiles } from "./tiling.js";
 
 type Probed = number | string | null;
@@ -84,13 +84,10 @@ export function bracketValues(
   const values: Record<string, number | null> = {};
   if (since !== undefined) values.since = since;
   if (until !== undefined) values.until = until;
-  const groups = { ...groupsOf(before, "p"), ...groupsOf(after, "q") };
-  for (const [name, buckets] of Object.entries(groups)) buckets.forEach((bucket, i) => (values[`${name}_${i}`] = bucket));
+  const shape = `${namedBuckets(values, before, "p")};${namedBuckets(values, after, "q")}`;
   return {
     values,
-    shape: Object.values(groups)
-      .map((g) => g.length)
-      .join(","),
+    shape,
     arms: before.length + after.length,
   };
 }

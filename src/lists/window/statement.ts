@@ -31,14 +31,8 @@ export function windowValues(
   if (until !== undefined) Object.assign(values, { until, untilUpper: until + SLACK_MS });
   switch (plan.kind) {
     case "tiles": {
-      const groups = groupsOf(plan.tiles, "");
-      for (const [name, buckets] of Object.entries(groups)) buckets.forEach((bucket, i) => (values[`${name}_${i}`] = bucket));
-      return {
-        values,
-        shape: `tiles:${Object.values(groups)
-          .map((g) => g.length)
-          .join(",")}`,
-      };
+      const counts = namedBuckets(values, plan.tiles, "");
+      return { values, shape: `tiles:${counts}` };
     }
     case "late-by-created": {
       if (plan.above === null) return { values, shape: plan.kind };
@@ -49,29 +43,40 @@ export function windowValues(
       return { values, shape: `${plan.kind}:above` };
     }
     case "weeks": {
-      const weeks = padded(Array.from({ length: plan.last - plan.first + 1 }, (_, i) => plan.first + i));
-      weeks.forEach((week, i) => (values[`w_${i}`] = week));
-      return { values, shape: `weeks:${weeks.length}` };
+      const size = padded(plan.last - plan.first + 1);
+      for (let i = 0; i < size; i += 1) values[`w_${i}`] = plan.first + i <= plan.last ? plan.first + i : null;
+      return { values, shape: `weeks:${size}` };
     }
     case "name-index":
       return { values, shape: plan.kind };
   }
 }
 
+/** The groups of a tiling's arms: its edges (level 1, event date checked), then each level's whole buckets. */
+const GROUPS = [
+  { name: "edge", holds: (t: Tile) => t.edge },
+  ...LEVELS.map((level) => ({ name: `b${level}`, holds: (t: Tile) => !t.edge && t.level === level })),
+];
+
 /**
- * Tiles' buckets by arm kind, each group padded (see windowValues): edges (level 1, event date
- * checked), then each level's; the groups named after `prefix`.
+ * Names each tile's bucket in `values` by its group (`<prefix>edge_0`, `<prefix>b2_1`, ...), each
+ * group padded with nulls (see windowValues); the groups' sizes, as a shape names them.
  */
-export function groupsOf(tiles: readonly Tile[], prefix: string): Record<string, (number | null)[]> {
-  const groups: Record<string, number[]> = { [`${prefix}edge`]: tiles.filter((t) => t.edge).map((t) => t.bucket) };
-  for (const level of LEVELS) groups[`${prefix}b${level}`] = tiles.filter((t) => !t.edge && t.level === level).map((t) => t.bucket);
-  return Object.fromEntries(Object.entries(groups).map(([name, buckets]) => [name, padded(buckets)]));
+export function namedBuckets(values: Record<string, number | null>, tiles: readonly Tile[], prefix: string): string {
+  const sizes: number[] = [];
+  for (const { name, holds } of GROUPS) {
+    let n = 0;
+    for (const tile of tiles) if (holds(tile)) values[`${prefix}${name}_${n++}`] = tile.bucket;
+    const size = padded(n);
+    for (; n < size; n += 1) values[`${prefix}${name}_${n}`] = null;
+    sizes.push(size);
+  }
+  return sizes.join(",");
 }
 
-/** Spare nulls up to the next power of two. */
-function padded<T>(items: T[]): (T | null)[] {
-  const size = items.length === 0 ? 0 : 2 ** Math.ceil(Math.log2(items.length));
-  return [...items, ...Array<null>(size - items.length).fill(null)];
+/** A group's size with its spare arms: the next power of two. */
+function padded(n: number): number {
+  return n === 0 ? 0 : 2 ** Math.ceil(Math.log2(n));
 }
 
 /** The numbered slots named `prefix_0`, `prefix_1`, ... in order. */
