@@ -118,6 +118,25 @@ const ENDPOINTS: Endpoint[] = [
   onWebhookEndpoint("POST", "/enable", 200, isEndpoint),
   onWebhookEndpoint("POST", "/rotate-secret", 200, isEndpoint),
   onWebhookEndpoint("GET", "/attempts", 200, isPage),
+  {
+    // Its test event goes to loopback, which this server refuses at once: no network, a 200 saying so.
+    label: "POST /v1/webhook-endpoints/{id}/test",
+    scope: "admin",
+    call: async (headers, tenant) => {
+      const endpointId = await webhookEndpointOf(tenant);
+      await server()
+        .storage.db.updateTable("webhook_endpoints")
+        .set({ url: "http://127.0.0.1:9/hooks" })
+        .where("tenant_id", "=", tenant.id)
+        .where("id", "=", endpointId)
+        .execute();
+      return request(server(), "POST", `/v1/webhook-endpoints/${endpointId}/test`, { headers });
+    },
+    ok: (reply) => {
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+      expect(reply.body).toMatchObject({ eventType: "ping", status: "failed", error: expect.stringMatching(/^refused: /) });
+    },
+  },
   onWebhookEndpoint("POST", "/replay", 202, (reply) => expect(reply.body).toEqual({ replayed: 0 }), {
     since: "2026-01-01T00:00:00Z",
     until: "2026-12-31T00:00:00Z",

@@ -261,4 +261,4 @@ function errorOf(response: Response, text: string): CriblineError {
 }
 
 export { verifyWebhook, WebhookVerificationError, type WebhookEvent } from "./webhooks.js";
-export { WebhookEndpoints, type WebhookEndpoint, type WebhookEndpointPatch } from "./webhook-endpoints.js";
+export { WebhookEndpoints, type WebhookEndpoint, type WebhookEndpointPatch, type WebhookTest } from "./webhook-endpoints.js";

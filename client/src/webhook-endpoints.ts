@@ -7,6 +7,8 @@ import type { components, operations } from "./openapi.js";
 
 /** An endpoint as the API shows it: never its secret. */
 export type WebhookEndpoint = components["schemas"]["WebhookEndpoint"];
+/** What came of a test event sent to an endpoint (`test`). */
+export type WebhookTest = components["schemas"]["WebhookTest"];
 /** What to change of an endpoint, at least one of `url`, `events`, `description` (null removes it), `enabled`; the rest stays. */
 export type WebhookEndpointPatch = operations["updateWebhookEndpoint"]["requestBody"]["content"]["application/json"];
 
@@ -20,5 +22,14 @@ export class WebhookEndpoints {
    */
   update(id: string, patch: WebhookEndpointPatch, options: RequestOptions = {}): Promise<WebhookEndpoint> {
     return this.client.request("PATCH", `/v1/webhook-endpoints/${encodeURIComponent(id)}`, patch, options) as Promise<WebhookEndpoint>;
+  }
+
+  /**
+   * Sends the endpoint a signed `ping` event now and returns what came of it (`status`,
+   * `responseCode`, `durationMs`, `error`); nothing is stored. A CriblineError with `not_found`
+   * for an endpoint the tenant has not.
+   */
+  test(id: string, options: RequestOptions = {}): Promise<WebhookTest> {
+    return this.client.request("POST", `/v1/webhook-endpoints/${encodeURIComponent(id)}/test`, undefined, options) as Promise<WebhookTest>;
   }
 }

@@ -1,4 +1,4 @@
-/** /v1/webhook-endpoints: create, list, read, change, delete, disable, enable, rotate the secret. */
+/** /v1/webhook-endpoints: create, list, read, change, delete, disable, enable, rotate the secret, send a test event. */
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
@@ -16,6 +16,8 @@ import {
   switchEndpoint,
   updateEndpoint,
 } from "./endpoint.service.js";
+import { DEFAULT_DELIVERY_OPTIONS } from "../delivery/delivery.options.js";
+import { testEndpoint } from "./endpoint-test.service.js";
 import { toEndpoint } from "./webhook.mapper.js";
 import { ADMIN, BASE, BY_ID, DOCS, knownIds, type WebhookAdminDeps } from "./webhook.api.js";
 import {
@@ -26,6 +28,7 @@ import {
   RotationBody,
   WebhookEndpoint,
   WebhookEndpointWithSecret,
+  WebhookTest,
 } from "./webhook.schema.js";
 
 export function registerEndpointRoutes(
@@ -188,5 +191,32 @@ export function registerEndpointRoutes(
       const row = await rotateEndpointSecret(db, principalOf(request).tenantId, request.params.id, request.body, clock());
       return { ...toEndpoint(row), secret: row.secret };
     },
+  );
+
+  app.post(
+    `${BY_ID}/test`,
+    {
+      ...ADMIN,
+      preHandler: knownIds,
+      schema: {
+        tags: DOCS.tags,
+        operationId: "testWebhookEndpoint",
+        summary: "Send a test event to a webhook endpoint",
+        description:
+          'Sends the endpoint a signed `ping` event now, `{"type":"ping","timestamp":...,"data":{"endpointId":...}}`, whatever event types it takes and whether or not it is disabled, and answers with what came of it. Nothing is stored: the attempt is not among the endpoint\'s attempts, and nothing is sent again. Takes no body.',
+        security: DOCS.security,
+        params: IdParams,
+        response: { 200: Type.Ref(WebhookTest), ...problemResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) =>
+      testEndpoint(
+        db,
+        principalOf(request).tenantId,
+        request.params.id,
+        request.body,
+        { timeoutMs: DEFAULT_DELIVERY_OPTIONS.timeoutMs, allowPrivate },
+        clock,
+      ),
   );
 }

@@ -55,8 +55,21 @@ export const WebhookAttempt = Type.Object(
   { $id: "WebhookAttempt", additionalProperties: false, description: "One attempt to send an event to an endpoint." },
 );
 
+export const WebhookTest = Type.Object(
+  {
+    webhookId: Type.String({ description: "The `webhook-id` header the test event was sent with." }),
+    eventType: Type.Literal("ping"),
+    attemptedAt: DateTime("When the request was sent."),
+    status: Type.Union([Type.Literal("succeeded"), Type.Literal("failed")], { description: "Succeeded: the endpoint answered 2xx." }),
+    responseCode: nullable(Type.Integer({ description: "The endpoint's HTTP status; null when none came (timeout, network error)." })),
+    durationMs: Type.Integer(),
+    error: nullable(Type.String({ description: "What went wrong, when it failed." })),
+  },
+  { $id: "WebhookTest", additionalProperties: false, description: "What came of sending a test event to an endpoint." },
+);
+
 /** The schemas the answers refer to by `$ref`, added to the app once. */
-export const WEBHOOK_SCHEMAS = [WebhookEndpoint, WebhookEndpointWithSecret, WebhookAttempt];
+export const WEBHOOK_SCHEMAS = [WebhookEndpoint, WebhookEndpointWithSecret, WebhookAttempt, WebhookTest];
 
 export const Replayed = Type.Object(
   { replayed: Type.Integer({ description: "Deliveries queued to be sent again." }) },
