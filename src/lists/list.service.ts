@@ -11,7 +11,7 @@ import { checkCursorTenant, openCursor, pageOf, type PagedList } from "../platfo
 import type { Schema } from "../storage/schema.js";
 import { parseListQuery, type ListQuery } from "./list.query.js";
 import { bracketQuery, isWindow, pageQuery, spanQuery } from "./list.repository.js";
-import { listOrder, positionOf, type ListRow } from "./list.shape.js";
+import { listOrder, positionOf, type ListOrder, type ListRow } from "./list.shape.js";
 import { ownPlan, planOf, spanOfCursor, spanToCursor, wantsBracket, withinBracket, type Span, type WindowPlan } from "./window/plan.js";
 import { bracketOf, spanOf } from "./window/probes.js";
 
@@ -45,7 +45,7 @@ export async function listPage(
     throw error;
   }
   const order = listOrder(query);
-  const window = isWindow(collection, query) ? await windowOf(db, collection, reader.keyHash, query, opened) : undefined;
+  const window = isWindow(collection, query) ? await windowOf(db, collection, reader.keyHash, query, order, opened) : undefined;
   const after = window?.after ?? opened?.position;
   const read = async (at: CursorPosition | undefined, take: number, plan = window?.plan) =>
     (await db.executeQuery(pageQuery(db, collection, reader.keyHash, query, at, take, plan))).rows;
@@ -80,9 +80,9 @@ async function windowOf(
   collection: Collection,
   keyHash: string,
   query: ListQuery,
+  order: ListOrder,
   opened: { position: CursorPosition; plan?: string } | undefined,
 ): Promise<{ plan: WindowPlan; span: Span | undefined; after?: CursorPosition; belowBracket?: { above: number; plan: WindowPlan } }> {
-  const order = listOrder(query);
   let span = spanOfCursor(opened?.plan);
   if (span === undefined) {
     const own = ownPlan(query, order, opened === undefined);

@@ -17,6 +17,15 @@ export function sign(secret: string, id: string, timestampSeconds: number, body:
   return `v1,${createHmac("sha256", key).update(`${id}.${timestampSeconds}.${body}`).digest("base64")}`;
 }
 
+/** The secrets an endpoint signs with at `at`: its own, and the one before its last rotation while that is still valid. */
+export function signingSecrets(
+  endpoint: { secret: string; previous_secret: string | null; previous_secret_until: number | null },
+  at: number,
+): string[] {
+  const { secret, previous_secret: previous, previous_secret_until: until } = endpoint;
+  return previous !== null && (until ?? 0) > at ? [secret, previous] : [secret];
+}
+
 /** The three Standard Webhooks headers of one attempt, signed with every secret given. */
 export function webhookHeaders(secrets: readonly string[], id: string, timestampSeconds: number, body: string): Record<string, string> {
   return {

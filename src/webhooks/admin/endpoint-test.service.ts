@@ -4,24 +4,19 @@
  * syncing a record. It is sent as a delivery is: the endpoint's secrets sign it, the same
  * address guard and timeout apply, and a 2xx is success.
  */
+import type { Static } from "@sinclair/typebox";
 import type { Kysely } from "kysely";
 import { NoBody, readBody } from "../../platform/body.js";
 import { formatTime } from "../../platform/time.js";
 import type { Schema } from "../../storage/schema.js";
 import { post, type SendOptions } from "../delivery/http-post.js";
+import { isSuccess } from "../delivery/retry-policy.js";
 import { MESSAGE_ID_PREFIX, newId } from "../ids.js";
-import { webhookHeaders } from "../signature.js";
+import { signingSecrets, webhookHeaders } from "../signature.js";
 import { getEndpoint } from "./endpoint.service.js";
+import type { WebhookTest } from "./webhook.schema.js";
 
-export interface TestOutcome {
-  webhookId: string;
-  eventType: "ping";
-  attemptedAt: string;
-  status: "succeeded" | "failed";
-  responseCode: number | null;
-  durationMs: number;
-  error: string | null;
-}
+export type TestOutcome = Static<typeof WebhookTest>;
 
 /** Sends the endpoint a `ping` event now and says what came of it; 404 for an endpoint the tenant has not. */
 export async function testEndpoint(
@@ -37,10 +32,9 @@ export async function testEndpoint(
   const sentAt = clock();
   const webhookId = newId(MESSAGE_ID_PREFIX, sentAt);
   const payload = `{"type":"ping","timestamp":"${formatTime(sentAt)}","data":{"endpointId":${JSON.stringify(endpoint.id)}}}`;
-  const secrets = [endpoint.secret];
-  if (endpoint.previous_secret !== null && (endpoint.previous_secret_until ?? 0) > sentAt) secrets.push(endpoint.previous_secret);
-  const result = await post(endpoint.url, webhookHeaders(secrets, webhookId, Math.floor(sentAt / 1000), payload), payload, options);
-  const succeeded = result.error === undefined && result.status !== undefined && result.status >= 200 && result.status < 300;
+  const headers = webhookHeaders(signingSecrets(endpoint, sentAt), webhookId, Math.floor(sentAt / 1000), payload);
+  const result = await post(endpoint.url, headers, payload, options);
+  const succeeded = result.error === undefined && isSuccess(result.status);
   return {
     webhookId,
     eventType: "ping",

@@ -1,5 +1,5 @@
 /** Sends one delivery taken in a round: its message, signed with the endpoint's secrets. */
-import { webhookHeaders } from "../signature.js";
+import { signingSecrets, webhookHeaders } from "../signature.js";
 import type { DeliveryOptions } from "./delivery.options.js";
 import { post, type SendResult } from "./http-post.js";
 import type { Taken } from "./lease.repository.js";
@@ -35,9 +35,7 @@ export async function send(
   if (endpoint === undefined) {
     result = { error: "the endpoint was deleted", durationMs: 0 };
   } else {
-    const secrets = [endpoint.secret];
-    if (endpoint.previous_secret !== null && (endpoint.previous_secret_until ?? 0) > sentAt) secrets.push(endpoint.previous_secret);
-    const headers = webhookHeaders(secrets, taken.message_id, Math.floor(sentAt / 1000), message.payload);
+    const headers = webhookHeaders(signingSecrets(endpoint, sentAt), taken.message_id, Math.floor(sentAt / 1000), message.payload);
     result = await post(endpoint.url, headers, message.payload, options);
   }
   return { taken, eventType: message.type, result, final: endpoint === undefined, at: options.clock() };
