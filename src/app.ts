@@ -7,6 +7,7 @@ import Fastify, { LogController, type FastifyInstance } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { COLLECTIONS } from "./collections/registry.js";
 import { registerDocs } from "./docs/docs.routes.js";
+import { registerEventRoutes } from "./events/event.routes.js";
 import { registerHealthRoutes } from "./health.routes.js";
 import { registerListRoutes } from "./lists/list.routes.js";
 import type { Config } from "./platform/config.js";
@@ -147,6 +148,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerDocs(app);
   registerHealthRoutes(app, storage);
   registerListRoutes(app, { db, cursors });
+  registerEventRoutes(app, { db, cursors, clock, keepDays: config.eventRetentionDays });
   registerSyncRoutes(app, { db, clock, deliveriesQueued: deps.deliveriesQueued, ingestion: deps.ingestion });
   registerWebhookRoutes(app, { db, cursors, clock, allowPrivate: config.webhooksAllowPrivate, resolveHost: deps.resolveHost });
   registerKeyRoutes(app, { db, cursors, clock });

@@ -28,7 +28,7 @@ export interface RuntimeOptions {
   /** Sibling processes on this machine (workers.ts), whose syncs this process's webhooks give way to too. */
   siblings?: Siblings;
   /** When and against which clock the webhook log is pruned (tests); how long it is kept comes from config. */
-  retention?: Partial<Omit<RetentionOptions, "keepDays">>;
+  retention?: Partial<Omit<RetentionOptions, "keepDays" | "eventKeepDays">>;
 }
 
 export interface Runtime {
@@ -119,17 +119,17 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       "CRIBLINE_WEBHOOKS_ALLOW_PRIVATE is on: webhooks may be sent to loopback and private addresses (for local development only)",
     );
   }
-  const keepDays = config.webhookRetentionDays;
+  const kept = { keepDays: config.webhookRetentionDays, eventKeepDays: config.eventRetentionDays };
   const retention =
-    keepDays === 0
+    kept.keepDays === 0 && kept.eventKeepDays === 0
       ? undefined
       : new RetentionSweeper(
           storage.db,
-          { ...options.retention, keepDays },
+          { ...options.retention, ...kept },
           (pruned) => {
-            if (Object.values(pruned).some((n) => n > 0)) app.log.info({ pruned, keepDays }, "webhook log pruned");
+            if (Object.values(pruned).some((n) => n > 0)) app.log.info({ pruned, ...kept }, "webhook log and events pruned");
           },
-          (err) => app.log.error({ err }, "pruning the webhook log failed"),
+          (err) => app.log.error({ err }, "pruning the webhook log and events failed"),
         );
   let closing: Promise<void> | undefined;
   let metrics: MetricsListener | undefined;

@@ -52,6 +52,22 @@ function onWebhookEndpoint(method: string, suffix: string, status: number, ok: (
 
 const isEndpoint = (reply: Reply<any>) => expect(reply.body.id).toMatch(/^we_/);
 
+/** The id of an event of the tenant: a synced withdrawal's. */
+async function eventOf(tenant: TestTenant): Promise<string> {
+  const synced = await request(server(), "POST", "/v1/sync/withdrawals", {
+    key: tenant.keys.sync,
+    body: { data: [FACTORIES.withdrawals!()] },
+  });
+  expect(synced.status).toBe(200);
+  const event = await server()
+    .storage.db.selectFrom("webhook_messages")
+    .select("id")
+    .where("tenant_id", "=", tenant.id)
+    .orderBy("id", "desc")
+    .executeTakeFirstOrThrow();
+  return event.id;
+}
+
 /** A delivery to a webhook endpoint of the tenant: a synced withdrawal, its fan-out expanded. */
 async function deliveryOf(tenant: TestTenant): Promise<{ endpointId: string; deliveryId: string }> {
   const { db } = server().storage;
@@ -72,8 +88,8 @@ async function deliveryOf(tenant: TestTenant): Promise<{ endpointId: string; del
 }
 
 /**
- * Every endpoint that needs a key: the nine lists (read), the nine sync endpoints (sync) and
- * the webhook admin API (admin).
+ * Every endpoint that needs a key: the nine lists and the events (read), the nine sync
+ * endpoints (sync) and the webhook admin API (admin).
  */
 const ENDPOINTS: Endpoint[] = [
   ...COLLECTIONS.flatMap((collection): Endpoint[] => [
@@ -90,6 +106,21 @@ const ENDPOINTS: Endpoint[] = [
       ok: (reply) => expect(reply.body).toEqual({ created: 1, updated: 0, unchanged: 0 }),
     },
   ]),
+  {
+    label: "GET /v1/events",
+    scope: "read",
+    call: (headers) => request(server(), "GET", "/v1/events", { headers }),
+    ok: isPage,
+  },
+  {
+    label: "GET /v1/events/{id}",
+    scope: "read",
+    call: async (headers, tenant) => request(server(), "GET", `/v1/events/${await eventOf(tenant)}`, { headers }),
+    ok: (reply) => {
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+      expect(reply.body).toMatchObject({ id: expect.stringMatching(/^msg_/), type: "withdrawal.created" });
+    },
+  },
   {
     label: "POST /v1/webhook-endpoints",
     scope: "admin",

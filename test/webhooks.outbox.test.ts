@@ -1,9 +1,9 @@
 /**
- * The webhook outbox (docs/webhooks.md, docs/architecture.md): a sync writes one message per record change that
- * an enabled endpoint of the tenant takes, in the same transaction, with `data` exactly as the
- * list returns the record, and one fan-out per endpoint naming the messages it takes (the
- * delivery loop makes them deliveries, see webhooks.delivery.test.ts); nothing for an unchanged
- * re-send, a refused batch, another tenant's endpoint or a disabled one. Messages are signed
+ * The webhook outbox (docs/webhooks.md, docs/architecture.md): a sync writes one message (an
+ * event) per record change, in the same transaction, with `data` exactly as the list returns
+ * the record, and one fan-out per enabled endpoint of the tenant naming the messages it takes
+ * (the delivery loop makes them deliveries, see webhooks.delivery.test.ts); nothing for an
+ * unchanged re-send or a refused batch, no fan-out to another tenant's endpoint or a disabled one. Messages are signed
  * as Standard Webhooks specifies (checked with its reference library).
  */
 import { Webhook } from "standardwebhooks";
@@ -124,31 +124,33 @@ describe("the webhook outbox", () => {
     expect(updated.updatedAt > updated.createdAt).toBe(true);
   });
 
-  it("writes nothing for a refused batch, for types no endpoint takes, for a disabled endpoint or another tenant's", async () => {
+  it("writes an event for every change and a fan-out only to the enabled endpoints of the tenant that take it; nothing for a refused batch", async () => {
     const srv = server();
     const [tenant, other] = [await newTenant(srv), await newTenant(srv)];
     await endpoint(srv, other, ["withdrawal.created"]);
     const returnsOnly = await endpoint(srv, tenant, ["return.created"]);
     await sync(srv, tenant, "withdrawals", [withdrawal()]);
-    expect(await messagesOf(srv, tenant)).toEqual([]);
+    expect(await messagesOf(srv, tenant)).toHaveLength(1);
+    expect(await fanoutsOf(srv, tenant)).toEqual([]);
 
     const taker = await endpoint(srv, tenant, ["withdrawal.created"]);
     const stored = withdrawal();
     await sync(srv, tenant, "withdrawals", [stored]);
-    expect(await messagesOf(srv, tenant)).toHaveLength(1);
-    // A 409 applies nothing of its batch, the messages included.
+    expect(await messagesOf(srv, tenant)).toHaveLength(2);
+    // A 409 applies nothing of its batch, the events included.
     const refused = await request(srv, "POST", "/v1/sync/withdrawals", {
       key: tenant.keys.sync,
       body: { data: [withdrawal(), { ...stored, quantity: 7 }] },
     });
     expect(refused.status).toBe(409);
-    expect(await messagesOf(srv, tenant)).toHaveLength(1);
+    expect(await messagesOf(srv, tenant)).toHaveLength(2);
 
     await setEndpointDisabled(srv.storage.db, tenant.id, taker.id, "test", Date.now());
     await sync(srv, tenant, "withdrawals", [withdrawal()]);
-    expect(await messagesOf(srv, tenant)).toHaveLength(1);
+    const messages = await messagesOf(srv, tenant);
+    expect(messages).toHaveLength(3);
     expect(await messagesOf(srv, other)).toEqual([]);
-    expect((await fanoutsOf(srv, tenant)).map((f) => [f.endpointId, f.messageIds.length])).toEqual([[taker.id, 1]]);
+    expect((await fanoutsOf(srv, tenant)).map((f) => [f.endpointId, f.messageIds])).toEqual([[taker.id, [messages[1]!.id]]]);
     expect(returnsOnly.id).not.toBe(taker.id);
   });
 });

@@ -32,7 +32,14 @@ function loop(srv: TestServer) {
 }
 
 function sweeper(srv: TestServer, keepDays = 30) {
-  return new RetentionSweeper(srv.storage.db, { keepDays, clock: () => clock.now, chunk: 2, firstAfterMs: 0, intervalMs: 10 });
+  return new RetentionSweeper(srv.storage.db, {
+    keepDays,
+    eventKeepDays: keepDays,
+    clock: () => clock.now,
+    chunk: 2,
+    firstAfterMs: 0,
+    intervalMs: 10,
+  });
 }
 
 async function syncAt(srv: TestServer, tenant: TestTenant, records: Record<string, unknown>[]): Promise<void> {
@@ -204,7 +211,12 @@ describe("webhook log retention", () => {
       },
     };
     try {
-      const sweeps = new RetentionSweeper(srv.storage.db.withPlugin(racing), { keepDays: 30, clock: () => clock.now, chunk: 2 });
+      const sweeps = new RetentionSweeper(srv.storage.db.withPlugin(racing), {
+        keepDays: 30,
+        eventKeepDays: 30,
+        clock: () => clock.now,
+        chunk: 2,
+      });
       await sweeps.sweep();
     } finally {
       await other.close();
@@ -279,7 +291,7 @@ describe("webhook log retention", () => {
     const swept: unknown[] = [];
     const sweeps = new RetentionSweeper(
       srv.storage.db,
-      { keepDays: 30, clock: () => clock.now, firstAfterMs: 0, intervalMs: 20 },
+      { keepDays: 30, eventKeepDays: 30, clock: () => clock.now, firstAfterMs: 0, intervalMs: 20 },
       (pruned) => swept.push(pruned),
       (err) => {
         throw err;

@@ -12,10 +12,11 @@ import {
   parseParams,
   querySchemaOf,
   textParam,
+  timeParam,
+  timeWindowOf,
   type PageRequest,
   type Param,
 } from "../platform/query-string.js";
-import { compareTimes, parseRfc3339, type ParsedTime } from "../platform/time.js";
 
 export interface ListQuery extends PageRequest {
   name: string | undefined;
@@ -28,16 +29,7 @@ export interface ListQuery extends PageRequest {
   filterKey: string;
 }
 
-const TIME: Param = {
-  schema: Type.String({
-    format: "date-time",
-    description: "RFC 3339 date-time with seconds and zone, e.g. 2026-11-22T10:15:30Z. Inclusive; matches the event date.",
-  }),
-  error: "invalid_time",
-  // The strict RFC 3339 parser is the check (the schema's date-time format uses it too).
-  parse: parseRfc3339,
-  expects: "an RFC 3339 date-time with time and zone, such as 2026-11-22T10:15:30Z",
-};
+const TIME = timeParam("Inclusive; matches the event date.");
 
 const TEXT_EXPECTS = "text of 1 to 200 characters";
 
@@ -98,11 +90,7 @@ export function querySchema(collection: Collection): TObject {
 
 export function parseListQuery(collection: Collection, rawQuery: string): ListQuery {
   const { values, texts } = parseParams(rawQuery, listParams(collection));
-  const since = values.get("createdSince") as ParsedTime | undefined;
-  const until = values.get("createdUntil") as ParsedTime | undefined;
-  if (since !== undefined && until !== undefined && compareTimes(since, until) > 0) {
-    throw new ApiError("invalid_time_window", "createdSince must be earlier than or equal to createdUntil", { param: "createdSince" });
-  }
+  const { since, until } = timeWindowOf(values);
   const relations: Partial<Record<Relation, string>> = {};
   for (const r of RELATIONS) if (values.has(r)) relations[r] = values.get(r) as string;
   const firstRelation = RELATIONS.find((r) => values.has(r));
@@ -122,9 +110,8 @@ export function parseListQuery(collection: Collection, rawQuery: string): ListQu
     cursor,
     name: values.get("name") as string | undefined,
     code: values.get("code") as string | undefined,
-    // Stored times are whole milliseconds: a lower bound with a finer fraction rounds up.
-    since: since === undefined ? undefined : since.ms + (since.subMillisecond > 0 ? 1 : 0),
-    until: until?.ms,
+    since,
+    until,
     relations,
     filterKey: JSON.stringify(filters),
   };

@@ -1,10 +1,10 @@
 /** The nine list endpoints, one definition that each collection declares. */
-import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { Collection } from "../collections/define.js";
 import { COLLECTIONS } from "../collections/registry.js";
 import type { CursorCodec } from "../platform/cursor.js";
+import { pageSchemaOf } from "../platform/pager.js";
 import { problemResponses } from "../platform/problem.js";
 import { rawQuery } from "../platform/query-string.js";
 import { refuseEveryMethod } from "../platform/route-book.js";
@@ -19,16 +19,6 @@ const pascal = (name: string) => name.replace(/(^|-)(\w)/g, (_, _dash: string, c
 export interface ListDeps {
   db: Kysely<Schema>;
   cursors: CursorCodec;
-}
-
-function pageSchema(collection: Collection) {
-  return Type.Object(
-    {
-      data: Type.Array(Type.Ref(collection.item), { description: "At most `limit` items." }),
-      cursor: Type.Union([Type.String(), Type.Null()], { description: "Send it back to get the next page; null on the last page." }),
-    },
-    { additionalProperties: false },
-  );
 }
 
 export function registerListRoutes(app: FastifyInstance, { db, cursors }: ListDeps): void {
@@ -50,7 +40,7 @@ export function registerListRoutes(app: FastifyInstance, { db, cursors }: ListDe
           description: `${collection.description} Newest first by \`createdAt\` (ties by \`id\`, descending); by name or code, ascending, when \`name\` or \`code\` is sent.${order}`,
           security: [{ apiKey: [] }],
           querystring: querySchema(collection),
-          response: { 200: pageSchema(collection), ...problemResponses(400, 401, 403) },
+          response: { 200: pageSchemaOf(collection.item.$id ?? collection.name), ...problemResponses(400, 401, 403) },
         },
       },
       async (request, reply) => {

@@ -7,7 +7,7 @@ import type { Kysely } from "kysely";
 import type { Collection } from "../collections/define.js";
 import { toApiJson } from "../collections/record.js";
 import type { CursorCodec, CursorPosition } from "../platform/cursor.js";
-import { checkCursorTenant, openCursor, pageOf, type PagedList } from "../platform/pager.js";
+import { checkCursorTenant, openCursor, pageJson, pageOf, type PagedList } from "../platform/pager.js";
 import type { Schema } from "../storage/schema.js";
 import { parseListQuery, type ListQuery } from "./list.query.js";
 import { bracketQuery, isWindow, pageQuery, spanQuery } from "./list.repository.js";
@@ -64,9 +64,7 @@ export async function listPage(
     positionOf: (row) => positionOf(row, order),
     plan: window?.span === undefined ? undefined : spanToCursor(window.span),
   };
-  const page = pageOf(cursors, tenantId, paged, rows, query.limit);
-  const cursor = page.cursor === null ? "null" : JSON.stringify(page.cursor);
-  return `{"data":[${page.rows.map((row) => toApiJson(collection, row)).join(",")}],"cursor":${cursor}}`;
+  return pageJson(pageOf(cursors, tenantId, paged, rows, query.limit), (row) => toApiJson(collection, row));
 }
 
 /**

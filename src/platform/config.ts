@@ -25,6 +25,8 @@ export interface Config {
   readonly webhooksAllowPrivate: boolean;
   /** Days the webhook log (attempts, ended deliveries, their messages) is kept; 0 keeps it for ever. */
   readonly webhookRetentionDays: number;
+  /** Days events are kept and listed (GET /v1/events); 0 keeps them for ever. */
+  readonly eventRetentionDays: number;
   readonly rateLimits: RateLimitSettings;
   /** Where Prometheus metrics are served (a listener of their own); undefined: no metrics. */
   readonly metrics: { readonly host: string; readonly port: number } | undefined;
@@ -57,6 +59,7 @@ export const SETTINGS = [
   "CRIBLINE_METRICS_PORT",
   "CRIBLINE_METRICS_HOST",
   "CRIBLINE_WEBHOOK_RETENTION_DAYS",
+  "CRIBLINE_EVENT_RETENTION_DAYS",
 ] as const;
 
 export type Setting = (typeof SETTINGS)[number];
@@ -171,6 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     syncBodyLimit: integer(env, "CRIBLINE_SYNC_BODY_LIMIT", 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     webhooksAllowPrivate: flag(env, "CRIBLINE_WEBHOOKS_ALLOW_PRIVATE", false),
     webhookRetentionDays: retentionDays(env),
+    eventRetentionDays: integer(env, "CRIBLINE_EVENT_RETENTION_DAYS", 30, 0, 36500),
     rateLimits: rateLimitSettings(env),
     metrics: metricsListener(env),
   });

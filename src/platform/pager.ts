@@ -4,6 +4,7 @@
  * more than it shows, so that the last page says `cursor: null` and a client never needs an
  * extra request to learn that it is done.
  */
+import { Type } from "@sinclair/typebox";
 import type { CursorCodec, CursorPosition } from "./cursor.js";
 import { ApiError } from "./errors.js";
 import type { PageRequest } from "./query-string.js";
@@ -62,6 +63,23 @@ export function pageOf<R>(cursors: CursorCodec, tenantId: number, paged: PagedLi
   const last = shown[shown.length - 1];
   const more = rows.length > limit && last !== undefined;
   return { rows: shown, cursor: more ? cursors.encode(tenantId, paged.list, paged.filterKey, paged.positionOf(last), paged.plan) : null };
+}
+
+/** The schema of a page of `item`s (a schema added by its `$id`), as every list answers. */
+export function pageSchemaOf(item: string) {
+  return Type.Object(
+    {
+      data: Type.Array(Type.Ref(item), { description: "At most `limit` items." }),
+      cursor: Type.Union([Type.String(), Type.Null()], { description: "Send it back to get the next page; null on the last page." }),
+    },
+    { additionalProperties: false },
+  );
+}
+
+/** A page as the JSON text of `{data, cursor}`, each row written by `itemJson`. */
+export function pageJson<R>(page: Page<R>, itemJson: (row: R) => string): string {
+  const cursor = page.cursor === null ? "null" : JSON.stringify(page.cursor);
+  return `{"data":[${page.rows.map(itemJson).join(",")}],"cursor":${cursor}}`;
 }
 
 /**

@@ -7,6 +7,7 @@
 import { Type, type TObject, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { ApiError, type ErrorCode } from "./errors.js";
+import { compareTimes, parseRfc3339, type ParsedTime } from "./time.js";
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
@@ -108,4 +109,32 @@ export function pageRequestOf(values: ReadonlyMap<string, unknown>): PageRequest
 /** `limit` and `cursor` of a list that takes no filters (the webhook admin lists). */
 export function parsePageRequest(rawQuery: string): PageRequest {
   return pageRequestOf(parseParams(rawQuery, PAGE_PARAMS).values);
+}
+
+/** `createdSince` or `createdUntil`: an inclusive bound of a time window, described for the list it bounds. */
+export function timeParam(description: string): Param {
+  return {
+    schema: Type.String({
+      format: "date-time",
+      description: `RFC 3339 date-time with seconds and zone, e.g. 2026-11-22T10:15:30Z. ${description}`,
+    }),
+    error: "invalid_time",
+    // The strict RFC 3339 parser is the check (the schema's date-time format uses it too).
+    parse: parseRfc3339,
+    expects: "an RFC 3339 date-time with time and zone, such as 2026-11-22T10:15:30Z",
+  };
+}
+
+/** A time window's inclusive bounds in milliseconds, from parsed `createdSince` and `createdUntil`; 400 when they are the wrong way round. */
+export function timeWindowOf(values: ReadonlyMap<string, unknown>): { since: number | undefined; until: number | undefined } {
+  const since = values.get("createdSince") as ParsedTime | undefined;
+  const until = values.get("createdUntil") as ParsedTime | undefined;
+  if (since !== undefined && until !== undefined && compareTimes(since, until) > 0) {
+    throw new ApiError("invalid_time_window", "createdSince must be earlier than or equal to createdUntil", { param: "createdSince" });
+  }
+  return {
+    // Stored times are whole milliseconds: a lower bound with a finer fraction rounds up.
+    since: since === undefined ? undefined : since.ms + (since.subMillisecond > 0 ? 1 : 0),
+    until: until?.ms,
+  };
 }

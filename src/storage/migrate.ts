@@ -21,6 +21,7 @@ import { postgresWindowRowsTextsTogetherMigration } from "./migrations/0017-post
 import { dropLate171DaysMigration } from "./migrations/0018-drop-late-171-days.js";
 import { webhookEndpointDescriptionsMigration } from "./migrations/0019-webhook-endpoint-descriptions.js";
 import { windowIndexesWithoutNamesMigration } from "./migrations/0020-window-indexes-without-names.js";
+import { eventsByTypeMigration } from "./migrations/0021-events-by-type.js";
 
 /** Every migration this build knows, by name; exported so that a test can build a schema a release behind. */
 export function migrationProvider(storage: Storage): MigrationProvider {
@@ -47,6 +48,7 @@ export function migrationProvider(storage: Storage): MigrationProvider {
         "0018-drop-late-171-days": dropLate171DaysMigration(),
         "0019-webhook-endpoint-descriptions": webhookEndpointDescriptionsMigration(),
         "0020-window-indexes-without-names": windowIndexesWithoutNamesMigration(),
+        "0021-events-by-type": eventsByTypeMigration(),
       };
     },
   };

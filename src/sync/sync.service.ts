@@ -1,14 +1,14 @@
 /**
  * A sync batch from validated input to stored records, shared by the HTTP API and `import`.
- * A batch is one transaction: its records, and the webhook messages announcing them, so an
- * acknowledged change is never left unannounced and a refused batch announces nothing.
+ * A batch is one transaction: its records, and the events announcing them, so an acknowledged
+ * change is never without its event and a refused batch announces nothing.
  */
 import type { Kysely } from "kysely";
 import type { Collection } from "../collections/define.js";
 import { toStoredContent, type StoredContent } from "../collections/record.js";
 import { ApiError } from "../platform/errors.js";
 import type { Schema } from "../storage/schema.js";
-import { recordMessages } from "../webhooks/outbox.repository.js";
+import { recordEvents } from "../webhooks/outbox.repository.js";
 import { writeBatchIn, type BatchOutcome } from "./sync.repository.js";
 import { validateBatch } from "./sync.validate.js";
 import { countSyncApplied, countSyncRefused } from "../metrics/metrics.js";
@@ -35,7 +35,7 @@ export async function writeBatch(
   return db.transaction().execute(async (trx) => {
     const outcome = await writeBatchIn(trx, collection, tenantId, contents, clock);
     if (outcome.conflicts.length > 0) return { ...outcome, deliveries: 0 };
-    return { ...outcome, deliveries: await recordMessages(trx, collection, tenantId, outcome.changes, outcome.at) };
+    return { ...outcome, deliveries: await recordEvents(trx, collection, tenantId, outcome.changes, outcome.at) };
   });
 }
 

@@ -28,3 +28,9 @@ export function idTime(prefix: string, ms: number): string {
     .toString(36)
     .padStart(9, "0")}`;
 }
+
+/** The time an id was made at: the nine base-36 digits after its prefix. */
+export function timeOfId(id: string): number {
+  const start = id.indexOf("_") + 1;
+  return parseInt(id.slice(start, start + 9), 36);
+}

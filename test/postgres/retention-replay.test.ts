@@ -45,7 +45,7 @@ describe("retention beside a replay", () => {
     await srv.storage.db.transaction().execute(async (trx) => {
       expect(await replayDelivery(trx, tenant.id, endpoint.id, id, now)).toBe(true);
       // The sweep starts while the replay holds the row, and reaches it before the replay commits.
-      swept = new RetentionSweeper(srv.storage.db, { keepDays: 30, clock: () => now }).sweep();
+      swept = new RetentionSweeper(srv.storage.db, { keepDays: 30, eventKeepDays: 30, clock: () => now }).sweep();
       await sleep(500);
     });
     await swept;

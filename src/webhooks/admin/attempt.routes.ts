@@ -1,13 +1,14 @@
 /** /v1/webhook-endpoints/{id}/attempts: an endpoint's attempt log. */
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
+import { pageSchemaOf } from "../../platform/pager.js";
 import { problemResponses } from "../../platform/problem.js";
 import { PAGE_PARAMS, querySchemaOf, rawQuery } from "../../platform/query-string.js";
 import { principalOf } from "../../tenants/auth.hooks.js";
 import { attemptsPage } from "./attempt.service.js";
 import { ADMIN, BY_ID, DOCS, knownIds, type WebhookAdminDeps } from "./webhook.api.js";
 import { toAttempt } from "./webhook.mapper.js";
-import { IdParams, pageOf } from "./webhook.schema.js";
+import { IdParams } from "./webhook.schema.js";
 
 export function registerAttemptRoutes(fastify: FastifyInstance, { db, cursors }: WebhookAdminDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -25,7 +26,7 @@ export function registerAttemptRoutes(fastify: FastifyInstance, { db, cursors }:
         security: DOCS.security,
         params: IdParams,
         querystring: querySchemaOf(PAGE_PARAMS),
-        response: { 200: pageOf("WebhookAttempt"), ...problemResponses(400, 401, 403, 404) },
+        response: { 200: pageSchemaOf("WebhookAttempt"), ...problemResponses(400, 401, 403, 404) },
       },
     },
     async (request) => {

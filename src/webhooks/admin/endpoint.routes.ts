@@ -2,6 +2,7 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
+import { pageSchemaOf } from "../../platform/pager.js";
 import { problemResponses } from "../../platform/problem.js";
 import { parsePageRequest, querySchemaOf, rawQuery, PAGE_PARAMS } from "../../platform/query-string.js";
 import { principalOf } from "../../tenants/auth.hooks.js";
@@ -24,7 +25,6 @@ import {
   EndpointBody,
   EndpointPatch,
   IdParams,
-  pageOf,
   RotationBody,
   WebhookEndpoint,
   WebhookEndpointWithSecret,
@@ -71,7 +71,7 @@ export function registerEndpointRoutes(
         description: "Newest first by `createdAt` (ties by `id`, descending).",
         security: DOCS.security,
         querystring: querySchemaOf(PAGE_PARAMS),
-        response: { 200: pageOf("WebhookEndpoint"), ...problemResponses(400, 401, 403) },
+        response: { 200: pageSchemaOf("WebhookEndpoint"), ...problemResponses(400, 401, 403) },
       },
     },
     async (request) => {

@@ -76,17 +76,6 @@ export const Replayed = Type.Object(
   { additionalProperties: false },
 );
 
-/** A page of `item`s (a schema added by its `$id`), as every list answers. */
-export function pageOf(item: string) {
-  return Type.Object(
-    {
-      data: Type.Array(Type.Ref(item), { description: "At most `limit` items." }),
-      cursor: Type.Union([Type.String(), Type.Null()], { description: "Send it back to get the next page; null on the last page." }),
-    },
-    { additionalProperties: false },
-  );
-}
-
 export const IdParams = Type.Object({ id: Type.String() });
 export const DeliveryParams = Type.Object({ id: Type.String(), deliveryId: Type.String() });
 

@@ -4,11 +4,10 @@
  */
 import type { Kysely } from "kysely";
 import { toApiJson } from "../../collections/record.js";
-import { COLLECTIONS } from "../../collections/registry.js";
 import { engineOf } from "../../storage/engine.js";
 import { rowsByKeys } from "../../storage/row-values.js";
 import type { RecordRow, Schema, WebhookEndpointTable, WebhookMessageTable } from "../../storage/schema.js";
-import { eventType, messagePayload } from "../events.js";
+import { messagePayload, TRANSACTION_EVENTS } from "../events.js";
 import type { Taken } from "./lease.repository.js";
 
 /** A message as stored: its payload null for a transaction's until built from its record (see withPayloads). */
@@ -34,9 +33,6 @@ async function rowsByKey<R extends { tenant_id: number; id: string }>(
   return new Map(rows.map((row) => [keyOf(row.tenant_id, row.id), row]));
 }
 
-/** The collection whose records a `created` event without a payload announces: a transaction's. */
-const ANNOUNCED = new Map(COLLECTIONS.filter((c) => c.kind === "transaction").map((c) => [eventType(c, "created"), c]));
-
 /**
  * Builds the payload of each transaction's message from its record as stored, which is what
  * its list returns: a transaction never changes, so it is what the payload was when the
@@ -51,7 +47,7 @@ export async function withPayloads(db: Kysely<Schema>, messages: readonly Messag
     else waiting.push(message);
   }
   for (const [type, waiting] of byType) {
-    const collection = ANNOUNCED.get(type);
+    const collection = TRANSACTION_EVENTS.get(type);
     if (collection === undefined) throw new Error(`message ${waiting[0]?.id} of type ${type} has no payload`);
     const records = await rowsByKey<Pick<RecordRow, "tenant_id" | "id" | "body" | "created_at" | "updated_at">>(
       db,

@@ -1,10 +1,11 @@
 /**
- * What the webhook log no longer needs, deleted a tenant at a time in short transactions.
- * Attempts go once they are older than the cut-off; a delivery once it has ended (succeeded or
- * failed) and was last changed before it; a message once it is older than the cut-off and no
- * delivery or fan-out still names it. Pending and paused deliveries, and so their messages,
- * stay whatever their age: an endpoint enabled again still gets what it missed. Fan-outs left
- * by an endpoint deleted while a sync wrote them go too.
+ * What the webhook log and the events list no longer need, deleted a tenant at a time in short
+ * transactions. Attempts go once they are older than the webhook log's cut-off; a delivery once
+ * it has ended (succeeded or failed) and was last changed before it; an event (a message) once
+ * it is older than the events' cut-off and no delivery or fan-out still names it. Pending and
+ * paused deliveries, and so their events, stay whatever their age: an endpoint enabled again
+ * still gets what it missed (the events list no longer shows them). Fan-outs left by an
+ * endpoint deleted while a sync wrote them go too.
  *
  * Every statement reads one tenant's range of a primary key: attempt, delivery and message ids
  * begin with their time (../ids.ts), so "older than" is a key range, not a scan.
@@ -23,8 +24,10 @@ export interface Pruned {
 }
 
 export interface PruneOptions {
-  /** What was written (attempts, messages) or last changed (deliveries) before this goes. */
+  /** Attempts made and deliveries last changed before this go; 0 keeps them. */
   before: number;
+  /** Events written before this go; 0 keeps them. */
+  eventsBefore: number;
   /** Rows per statement and transaction, so that writers wait for no long delete. */
   chunk: number;
   /** Awaited between transactions, the place to let requests in; false ends the sweep there. */
@@ -50,15 +53,21 @@ export async function pruneWebhookLog(db: Kysely<Schema>, options: PruneOptions)
       pruned.deliveries += await inChunks(sweep, (limit) => pruneDeliveries(db, tenantId, endpointId, options.before, limit));
     }
     if (!going) break;
+    // With endpoints, an event's row stays while the webhook log may still name it, so that
+    // the names read below are only of deliveries already past their own cut-off: few.
+    const eventsBefore = endpoints.length === 0 ? options.eventsBefore : earlier(options.eventsBefore, options.before);
     pruned.messages += await pruneMessages(
       db,
       tenantId,
       endpoints.map((e) => e.id),
-      sweep,
+      { ...sweep, eventsBefore },
     );
   }
   return pruned;
 }
+
+/** The earlier of two cut-offs, where 0 keeps everything. */
+const earlier = (a: number, b: number) => (a === 0 || b === 0 ? 0 : Math.min(a, b));
 
 /** Runs `step` until it deletes fewer than a chunk or a pause ends it; returns how many it deleted. */
 async function inChunks(options: PruneOptions, step: (limit: number) => Promise<number>): Promise<number> {
@@ -125,7 +134,7 @@ function pruneDeliveries(db: Kysely<Schema>, tenantId: number, endpointId: strin
 }
 
 /**
- * Messages written before the cut-off that no delivery or fan-out names. A delivery's id and a
+ * Events written before their cut-off that no delivery or fan-out names. A delivery's id and a
  * fan-out's carry the time their messages were written (outbox.repository.ts, and
  * delivery/fanout.repository.ts), so only those of before the cut-off can name such a message;
  * after pruneDeliveries they are the few still pending, paused or changed since.
@@ -141,7 +150,7 @@ async function pruneMessages(db: Kysely<Schema>, tenantId: number, endpointIds: 
       .select("message_ids")
       .where("tenant_id", "=", tenantId)
       .where("endpoint_id", "=", endpointId)
-      .where("id", "<", idTime(FANOUT_ID_PREFIX, options.before))
+      .where("id", "<", idTime(FANOUT_ID_PREFIX, options.eventsBefore))
       .execute();
     for (const { message_ids } of fanouts) for (const id of message_ids.split(" ")) named.add(id);
     const deliveries = await db
@@ -149,7 +158,7 @@ async function pruneMessages(db: Kysely<Schema>, tenantId: number, endpointIds: 
       .select("message_id")
       .where("tenant_id", "=", tenantId)
       .where("endpoint_id", "=", endpointId)
-      .where("id", "<", idTime(DELIVERY_ID_PREFIX, options.before))
+      .where("id", "<", idTime(DELIVERY_ID_PREFIX, options.eventsBefore))
       .execute();
     for (const { message_id } of deliveries) named.add(message_id);
   }
@@ -162,7 +171,7 @@ async function pruneMessages(db: Kysely<Schema>, tenantId: number, endpointIds: 
       .select("id")
       .where("tenant_id", "=", tenantId)
       .where("id", ">", after)
-      .where("id", "<", idTime(MESSAGE_ID_PREFIX, options.before))
+      .where("id", "<", idTime(MESSAGE_ID_PREFIX, options.eventsBefore))
       .orderBy("id")
       .limit(sql.lit(options.chunk))
       .execute();

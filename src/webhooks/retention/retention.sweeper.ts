@@ -1,6 +1,6 @@
 /**
- * Keeps the webhook log from growing for ever: every process prunes it now and then
- * (retention.repository.ts says what goes). Deletes are idempotent, so processes sweeping at
+ * Keeps the webhook log and the events from growing for ever: every process prunes them now
+ * and then (retention.repository.ts says what goes). Deletes are idempotent, so processes sweeping at
  * the same time only repeat a little work; each sweep is short transactions with requests let
  * in between.
  */
@@ -13,8 +13,10 @@ const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
 
 export interface RetentionOptions {
-  /** How long attempts, ended deliveries and their messages are kept. */
+  /** How long attempts and ended deliveries are kept; 0: for ever. */
   keepDays: number;
+  /** How long events are kept; 0: for ever. */
+  eventKeepDays: number;
   clock: () => number;
   /** The first sweep, after start: not in the way of a start-up. */
   firstAfterMs: number;
@@ -25,7 +27,7 @@ export interface RetentionOptions {
   random: () => number;
 }
 
-export const DEFAULT_RETENTION_OPTIONS: Omit<RetentionOptions, "keepDays"> = {
+export const DEFAULT_RETENTION_OPTIONS: Omit<RetentionOptions, "keepDays" | "eventKeepDays"> = {
   clock: Date.now,
   firstAfterMs: MINUTE,
   intervalMs: 60 * MINUTE,
@@ -43,7 +45,7 @@ export class RetentionSweeper {
 
   constructor(
     private readonly db: Kysely<Schema>,
-    options: Partial<RetentionOptions> & Pick<RetentionOptions, "keepDays">,
+    options: Partial<RetentionOptions> & Pick<RetentionOptions, "keepDays" | "eventKeepDays">,
     private readonly onSwept: (pruned: Pruned) => void = () => undefined,
     private readonly onError: (err: unknown) => void = () => undefined,
   ) {
@@ -55,9 +57,11 @@ export class RetentionSweeper {
    * is called it ends at its next pause, between two short transactions.
    */
   sweep(): Promise<Pruned> {
-    const { keepDays, clock, chunk } = this.options;
+    const { keepDays, eventKeepDays, clock, chunk } = this.options;
+    const cutOff = (days: number) => (days === 0 ? 0 : clock() - days * DAY);
     const swept = pruneWebhookLog(this.db, {
-      before: clock() - keepDays * DAY,
+      before: cutOff(keepDays),
+      eventsBefore: cutOff(eventKeepDays),
       chunk,
       pause: async () => {
         await yieldToRequests();

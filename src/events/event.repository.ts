@@ -1,0 +1,76 @@
+/**
+ * The events in storage: the rows of `webhook_messages` (webhooks/outbox.repository.ts), newest
+ * first by id (an id begins with its event's time, so a time range is a key range). A
+ * transaction's event keeps no copy of its record: the statement joins it from its table.
+ */
+import { sql, type Compilable, type CompiledQuery, type Kysely } from "kysely";
+import { takeOf, tenantFor } from "../lists/list.sql.js";
+import { QueryTemplates, type Slots } from "../storage/query-template.js";
+import type { Schema } from "../storage/schema.js";
+import { TRANSACTION_EVENTS } from "../webhooks/events.js";
+
+export interface EventRow {
+  tenant_id: number;
+  id: string;
+  type: string;
+  created_at: number;
+  record_id: string | null;
+  /** The webhook body, kept for master data; null for a transaction's event. */
+  payload: string | null;
+  /** A transaction's record, as stored. */
+  body: string | null;
+  record_created_at: number | null;
+}
+
+/** Which events a statement reads: ids at or above `low` and below `high`, of one `type`. */
+export interface EventRange {
+  type?: string;
+  low?: string;
+  high?: string;
+}
+
+const TRANSACTIONS = [...TRANSACTION_EVENTS].map(([type, collection], i) => ({ type, table: collection.table, alias: `r${i}` }));
+
+function eventsOf(db: Kysely<Schema>, tenant: unknown, s: Slots, limit: number) {
+  let q = db
+    .selectFrom("webhook_messages")
+    .select(["tenant_id", "id", "type", "created_at", "record_id", "payload"])
+    .where("tenant_id", "=", tenant as number);
+  if (s.type !== undefined) q = q.where("type", "=", s.type);
+  if (s.id !== undefined) q = q.where("id", "=", s.id);
+  if (s.low !== undefined) q = q.where("id", ">=", s.low);
+  if (s.high !== undefined) q = q.where("id", "<", s.high);
+  return q.orderBy("id", "desc").limit(sql.lit(limit));
+}
+
+/** The events that `events` selects, newest first, each with its transaction's record where it has one. */
+function withRecords(db: Kysely<Schema>, events: ReturnType<typeof eventsOf>): Compilable<EventRow> {
+  const joins = TRANSACTIONS.map(
+    ({ type, table, alias }) =>
+      sql`left join ${sql.table(table)} as ${sql.id(alias)} on ${sql.ref(`${alias}.tenant_id`)} = e.tenant_id and ${sql.ref(`${alias}.id`)} = e.record_id and e.type = ${sql.lit(type)}`,
+  );
+  const of = (column: string) => sql.join(TRANSACTIONS.map(({ alias }) => sql.ref(`${alias}.${column}`)));
+  const query = sql<EventRow>`select e.*, coalesce(${of("body")}) as body, coalesce(${of("created_at")}) as record_created_at
+    from (${events}) as e ${sql.join(joins, sql` `)} order by e.id desc`;
+  return { compile: () => query.compile(db) };
+}
+
+const pages = new QueryTemplates<EventRow>();
+
+/**
+ * Up to `take` events (or a few more: see takeOf) of `range` of the tenant whose API key has the hash `keyHash`, found in
+ * the statement itself as a list page does (lists/list.sql.ts); none when the key is unknown,
+ * revoked or lacks the `read` scope.
+ */
+export function eventsQuery(db: Kysely<Schema>, keyHash: string, range: EventRange, take: number): CompiledQuery<EventRow> {
+  const values = { keyHash, now: Date.now(), ...range };
+  const limit = takeOf(take);
+  const shape = ["events", limit, ...Object.keys(values)].join(":");
+  return pages.fill(db, shape, values, (s) => withRecords(db, eventsOf(db, tenantFor(db, s, 1).ref, s, limit)));
+}
+
+/** The tenant's event `id`, when it is at or above `low`. */
+export function eventQuery(db: Kysely<Schema>, tenantId: number, id: string, low: string | undefined): CompiledQuery<EventRow> {
+  const values = { tenantId, id, ...(low === undefined ? {} : { low }) };
+  return pages.fill(db, ["event", ...Object.keys(values)].join(":"), values, (s) => withRecords(db, eventsOf(db, s.tenantId, s, 1)));
+}
