@@ -240,3 +240,60 @@ describe("an event and its change", () => {
     expect((await events(tenant)).body.data.map((e: any) => e.data.id)).toEqual([record.id]);
   });
 });
+
+describe("polling while syncs of several lists commit", () => {
+  it("a poller that reads newest first and stops at the last event it saw misses none and sees none twice", async () => {
+    const tenant = await newTenant(server());
+    const people = Array.from({ length: 10 }, () => employee());
+    await sync(server(), tenant, "employees", people);
+    const seen: string[] = [];
+    let last: string | undefined;
+    /** One poll: pages newest first until the last event seen; returns how many were new. */
+    const poll = async () => {
+      const fresh: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const reply: any = await events(tenant, `?limit=20${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`);
+        expect(reply.status).toBe(200);
+        const ids: string[] = reply.body.data.map((e: any) => e.id);
+        const stop = last === undefined ? -1 : ids.indexOf(last);
+        fresh.push(...(stop === -1 ? ids : ids.slice(0, stop)));
+        cursor = stop === -1 ? reply.body.cursor : null;
+      } while (cursor !== null);
+      if (fresh.length > 0) last = fresh[0];
+      seen.push(...fresh);
+      return fresh.length;
+    };
+    await poll();
+    const writer = async (collection: string, make: (n: number) => Record<string, unknown>[]) => {
+      for (let n = 0; n < 40; n += 1) {
+        await sync(server(), tenant, collection, make(n));
+        // Room for the poller between batches, so that it reads while they commit.
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    };
+    const writing = Promise.all([
+      writer("withdrawals", () => Array.from({ length: 20 }, () => withdrawal())),
+      writer("returns", () => Array.from({ length: 15 }, () => FACTORIES.returns!())),
+      writer("employees", (n) => people.map((p) => ({ ...p, name: `${String(p.name)} ${n}` }))),
+      writer("products", () => Array.from({ length: 5 }, () => FACTORIES.products!())),
+    ]);
+    let writersDone = false;
+    void writing.then(
+      () => (writersDone = true),
+      () => (writersDone = true),
+    );
+    let polls = 0;
+    while (!writersDone) {
+      await poll();
+      polls += 1;
+    }
+    await writing;
+    await poll();
+    const all = (await readAll(server(), tenant.keys.read, "/v1/events")).items.map((e: any) => e.id);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect([...seen].sort()).toEqual([...all].sort());
+    expect(all).toHaveLength(10 + 40 * (20 + 15 + 10 + 5));
+    expect(polls).toBeGreaterThan(3);
+  });
+});
