@@ -325,3 +325,64 @@ describe("CRIBLINE_WEBHOOK_RETENTION_DAYS", () => {
     expect(() => loadConfig({ ...base, CRIBLINE_WEBHOOK_RETENTION_DAYS: raw })).toThrow(/CRIBLINE_WEBHOOK_RETENTION_DAYS/);
   });
 });
+
+describe("event retention", () => {
+  const kept = (srv: TestServer, tenant: TestTenant) =>
+    srv.storage.db.selectFrom("webhook_messages").select("record_id").where("tenant_id", "=", tenant.id).orderBy("id").execute();
+
+  it("prunes a tenant's events older than their own period, whatever the webhook log's, when it has no endpoint", async () => {
+    const srv = server();
+    const tenant = await newTenant(srv);
+    const [old, recent] = [withdrawal(), withdrawal()];
+    clock.now = Date.now() - 10 * DAY;
+    await syncAt(srv, tenant, [old]);
+    clock.now += 9 * DAY;
+    await syncAt(srv, tenant, [recent]);
+    clock.now += DAY;
+    const sweep = (keepDays: number, eventKeepDays: number) =>
+      new RetentionSweeper(srv.storage.db, { keepDays, eventKeepDays, clock: () => clock.now, chunk: 1 }).sweep();
+    expect((await sweep(30, 0)).messages).toBe(0);
+    expect((await sweep(0, 30)).messages).toBe(0);
+    const pruned = await sweep(0, 7);
+    expect(pruned.messages).toBe(1);
+    expect((await kept(srv, tenant)).map((m) => m.record_id)).toEqual([recent.id]);
+    // Its record stays: only the event goes.
+    const listed = await request(srv, "GET", "/v1/withdrawals", { key: tenant.keys.read });
+    expect(listed.body.data.map((r: { id: string }) => r.id).sort()).toEqual([old.id, recent.id].sort());
+  });
+
+  it("keeps the rows of a tenant with endpoints while the webhook log may still name them", async () => {
+    const srv = server();
+    const tenant = await newTenant(srv);
+    clock.now = Date.now() - 10 * DAY;
+    await endpointOf(srv, tenant, "events-kept");
+    await syncAt(srv, tenant, [withdrawal()]);
+    clock.now += 10 * DAY;
+    const sweep = (keepDays: number, eventKeepDays: number) =>
+      new RetentionSweeper(srv.storage.db, { keepDays, eventKeepDays, clock: () => clock.now, chunk: 5 }).sweep();
+    // The webhook log is kept 30 days: the 10-day-old event's row stays (though an events list kept 7 days no longer shows it).
+    expect((await sweep(30, 7)).messages).toBe(0);
+    expect(await kept(srv, tenant)).toHaveLength(1);
+    // Its delivery still waits to be sent: the event stays even past both periods.
+    expect((await sweep(7, 7)).messages).toBe(0);
+    expect(await kept(srv, tenant)).toHaveLength(1);
+  });
+});
+
+describe("CRIBLINE_EVENT_RETENTION_DAYS", () => {
+  const base = { CRIBLINE_CURSOR_SECRET: "x".repeat(32) };
+  it.each([
+    [undefined, 30],
+    ["0", 0],
+    ["1", 1],
+    ["400", 400],
+  ])("%s keeps events %s days (0: for ever)", (raw, days) => {
+    const env = raw === undefined ? base : { ...base, CRIBLINE_EVENT_RETENTION_DAYS: raw };
+    expect(loadConfig(env).eventRetentionDays).toBe(days);
+  });
+
+  it.each(["-1", "30d", "2.5", "99999", " 7"])("refuses %j with a clear message", (raw) => {
+    expect(() => loadConfig({ ...base, CRIBLINE_EVENT_RETENTION_DAYS: raw })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, CRIBLINE_EVENT_RETENTION_DAYS: raw })).toThrow(/CRIBLINE_EVENT_RETENTION_DAYS/);
+  });
+});

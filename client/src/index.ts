@@ -10,9 +10,12 @@
 import { CriblineError, type Problem } from "./errors.js";
 import type { components, operations } from "./openapi.js";
 import { syncInBatches, type SyncCounts, type SyncResult } from "./sync.js";
+import { Events } from "./events.js";
+import { pageAt, pagesOf, type Page, type PageOptions } from "./paging.js";
 import { WebhookEndpoints } from "./webhook-endpoints.js";
 
 export { CriblineError, type ErrorCode, type Problem } from "./errors.js";
+export type { Page } from "./paging.js";
 export { SyncError, type RecordError, type SyncBatch, type SyncCounts, type SyncResult } from "./sync.js";
 
 type Schemas = components["schemas"];
@@ -66,12 +69,6 @@ export type ListFilters<L extends ListName> = Window extends keyof RawQuery<L>
       | (Omit<RawQuery<L>, "limit" | "cursor" | Window> & { [K in Window]?: never })
   : Omit<RawQuery<L>, "limit" | "cursor">;
 
-export interface Page<T> {
-  data: T[];
-  /** Opaque: send it back as it is; null on the last page. */
-  cursor: string | null;
-}
-
 export interface ClientOptions {
   /** Where cribline answers, such as `https://cribline.example.com`. */
   baseUrl: string;
@@ -106,31 +103,16 @@ export class ListResource<L extends ListName> {
   ) {}
 
   /** One page: the filters, and the cursor of the previous page (none for the first). */
-  page(
-    filters: ListFilters<L> = {} as ListFilters<L>,
-    options: RequestOptions & { limit?: number; cursor?: string | null } = {},
-  ): Promise<Page<Lists[L]["item"]>> {
-    const query = new URLSearchParams();
-    for (const [name, value] of Object.entries(filters as Record<string, unknown>)) if (value !== undefined) query.set(name, String(value));
-    if (options.limit !== undefined) query.set("limit", String(options.limit));
-    if (options.cursor != null) query.set("cursor", options.cursor);
-    const search = query.toString();
-    return this.client.request("GET", `/v1/${this.name}${search === "" ? "" : `?${search}`}`, undefined, options) as Promise<
-      Page<Lists[L]["item"]>
-    >;
+  page(filters: ListFilters<L> = {} as ListFilters<L>, options: PageOptions = {}): Promise<Page<Lists[L]["item"]>> {
+    return pageAt(this.client, `/v1/${this.name}`, filters, options);
   }
 
   /** Every page in turn, until the cursor is null. */
-  async *pages(
+  pages(
     filters: ListFilters<L> = {} as ListFilters<L>,
     options: RequestOptions & { limit?: number } = {},
   ): AsyncGenerator<Page<Lists[L]["item"]>> {
-    let cursor: string | null = null;
-    do {
-      const page: Page<Lists[L]["item"]> = await this.page(filters, { ...options, cursor });
-      yield page;
-      cursor = page.cursor;
-    } while (cursor !== null);
+    return pagesOf((cursor) => this.page(filters, { ...options, cursor }));
   }
 
   /** Every item of the list, page after page (`limit` per request, 100 by default). */
@@ -166,6 +148,8 @@ export class CriblineClient {
   readonly sectors = new ListResource(this, "sectors");
   readonly products = new ListResource(this, "products");
   readonly devices = new ListResource(this, "devices");
+  /** Every change of the tenant's records, newest first (a `read` key). */
+  readonly events = new Events(this);
   /** Webhook endpoints (an `admin` key). */
   readonly webhookEndpoints = new WebhookEndpoints(this);
   private readonly options: Required<Omit<ClientOptions, "fetch">> & { fetch: typeof fetch };
@@ -261,4 +245,5 @@ function errorOf(response: Response, text: string): CriblineError {
 }
 
 export { verifyWebhook, WebhookVerificationError, type WebhookEvent } from "./webhooks.js";
+export { Events, type Event, type EventFilters } from "./events.js";
 export { WebhookEndpoints, type WebhookEndpoint, type WebhookEndpointPatch, type WebhookTest } from "./webhook-endpoints.js";

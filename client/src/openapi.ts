@@ -218,6 +218,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description Every record created, and every master-data record whose content changed, newest first by `createdAt` (ties by `id`, descending): the events that webhooks carry, whether or not an endpoint takes them. An event stored after a page was read is newer than every event on it, so a poller that stops at the newest event it saw misses none. Events are kept for `CRIBLINE_EVENT_RETENTION_DAYS` days (30 by default); older ones are not shown.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an event
+         * @description One event by its id (the `webhook-id` of its deliveries). Events are kept for `CRIBLINE_EVENT_RETENTION_DAYS` days (30 by default); older ones are not shown.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sync/withdrawals": {
         parameters: {
             query?: never;
@@ -1158,6 +1198,23 @@ export interface components {
              */
             name: string;
             location?: string | null;
+        };
+        /** @description A change of one of the tenant's records. */
+        Event: {
+            /** @description The event's id: the `webhook-id` header of every webhook delivery of it. */
+            id: string;
+            /**
+             * @description What happened: `<record>.created`, or `<record>.updated` for master data.
+             * @enum {string}
+             */
+            type: "withdrawal.created" | "return.created" | "exchange.created" | "training-record.created" | "employee.created" | "employee.updated" | "cost-center.created" | "cost-center.updated" | "sector.created" | "sector.updated" | "product.created" | "product.updated" | "device.created" | "device.updated";
+            /**
+             * Format: date-time
+             * @description When cribline recorded the change.
+             */
+            createdAt: string;
+            /** @description The record as its list showed it when the event was made; for an update, its new state. */
+            data: components["schemas"]["Withdrawal"] | components["schemas"]["Return"] | components["schemas"]["Exchange"] | components["schemas"]["TrainingRecord"] | components["schemas"]["Employee"] | components["schemas"]["CostCenter"] | components["schemas"]["Sector"] | components["schemas"]["Product"] | components["schemas"]["Device"];
         };
         /** @description A URL that receives the tenant's events. */
         WebhookEndpoint: {
@@ -2220,6 +2277,182 @@ export interface operations {
             };
             /** @description The API key lacks the scope this endpoint needs. */
             403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: this key's (or, without a valid key, this address's) quota for the window is used up. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service_unavailable`): the database is unreachable, busy beyond its limits or too slow; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 100. */
+                limit?: number;
+                /** @description The `cursor` of the previous page, exactly as received. */
+                cursor?: string;
+                /** @description Only events of this type. */
+                type?: "withdrawal.created" | "return.created" | "exchange.created" | "training-record.created" | "employee.created" | "employee.updated" | "cost-center.created" | "cost-center.updated" | "sector.created" | "sector.updated" | "product.created" | "product.updated" | "device.created" | "device.updated";
+                /** @description RFC 3339 date-time with seconds and zone, e.g. 2026-11-22T10:15:30Z. Inclusive; matches the event's `createdAt`. */
+                createdSince?: string;
+                /** @description RFC 3339 date-time with seconds and zone, e.g. 2026-11-22T10:15:30Z. Inclusive; matches the event's `createdAt`. */
+                createdUntil?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description At most `limit` items. */
+                        data: components["schemas"]["Event"][];
+                        /** @description Send it back to get the next page; null on the last page. */
+                        cursor: string | null;
+                    };
+                };
+            };
+            /** @description Bad request: the `code` says which rule was broken. */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: this key's (or, without a valid key, this address's) quota for the window is used up. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service_unavailable`): the database is unreachable, busy beyond its limits or too slow; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A change of one of the tenant's records. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource for this API key's tenant. */
+            404: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
