@@ -65,6 +65,9 @@ describe("metrics", () => {
         expect((await call(serving, key, "GET", `/v1/withdrawals${query}`)).status).toBe(200);
       }
       expect((await call(serving, key, "GET", "/v1/withdrawals?limit=0")).status).toBe(400);
+      for (const query of ["", "?type=withdrawal.created&createdSince=2026-01-01T00:00:00Z"]) {
+        expect((await call(serving, key, "GET", `/v1/events${query}`)).status).toBe(200);
+      }
       for (let i = 0; i < 100 && receiver.received.length < 3; i += 1) await new Promise((resolve) => setTimeout(resolve, 100));
       expect(receiver.received).toHaveLength(3);
       let scraped = new Map<string, number>();
@@ -83,6 +86,9 @@ describe("metrics", () => {
       expect(scraped.get('cribline_list_pages_total{list="withdrawals",filter="name"}')).toBe(1);
       expect(scraped.get('cribline_list_pages_total{list="withdrawals",filter="name+window"}')).toBe(1);
       expect(scraped.get('cribline_list_pages_total{list="withdrawals",filter="relation"}')).toBe(1);
+      expect(scraped.get('cribline_list_pages_total{list="events",filter="none"}')).toBe(1);
+      expect(scraped.get('cribline_list_pages_total{list="events",filter="type+window"}')).toBe(1);
+      expect(scraped.get('cribline_http_requests_total{route="/v1/events",method="GET",status="200"}')).toBe(2);
       expect(scraped.get('cribline_sync_batches_total{collection="withdrawals",outcome="applied"}')).toBe(2);
       expect(scraped.get('cribline_sync_batches_total{collection="withdrawals",outcome="refused"}')).toBe(1);
       expect(scraped.get('cribline_sync_records_total{collection="withdrawals",outcome="created"}')).toBe(3);

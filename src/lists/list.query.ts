@@ -2,7 +2,7 @@
  * A record list's query string: the paging parameters every list-like endpoint takes
  * (platform/query-string.ts) and the filters this collection's list accepts, read strictly.
  */
-import { Type, type TObject } from "@sinclair/typebox";
+import type { TObject } from "@sinclair/typebox";
 import { RELATIONS, type Collection, type Relation } from "../collections/define.js";
 import { Id, Text } from "../collections/fields.js";
 import { ApiError } from "../platform/errors.js";

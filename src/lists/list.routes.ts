@@ -1,7 +1,6 @@
 /** The nine list endpoints, one definition that each collection declares. */
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
-import type { Collection } from "../collections/define.js";
 import { COLLECTIONS } from "../collections/registry.js";
 import type { CursorCodec } from "../platform/cursor.js";
 import { pageSchemaOf } from "../platform/pager.js";

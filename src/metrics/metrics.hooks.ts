@@ -1,7 +1,7 @@
 /**
  * What the API counts for Prometheus when metrics are on (CRIBLINE_METRICS_PORT): every
- * request by route template, method and status with its latency, and every list page by list
- * and kind of filter. Sync and webhook deliveries count where they happen (metrics.ts).
+ * request by route template, method and status with its latency, and every list page (the
+ * events' too) by list and kind of filter. Sync and webhook deliveries count where they happen (metrics.ts).
  */
 import type { FastifyInstance } from "fastify";
 import { sql } from "kysely";
@@ -17,6 +17,7 @@ const FILTER_KINDS: Record<string, string> = {
   sectorId: "relation",
   createdSince: "window",
   createdUntil: "window",
+  type: "type",
 };
 
 /** The kinds of filter a list page's query string has: "none", or e.g. "name+window". */

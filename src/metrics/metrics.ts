@@ -27,7 +27,7 @@ export const httpDuration = new client.Histogram({
 
 export const listPages = new client.Counter({
   name: "cribline_list_pages_total",
-  help: "List pages served, by list and by the kinds of filter the page had (none, name, code, relation, window, or several joined by +).",
+  help: "List pages served (the events' too), by list and by the kinds of filter the page had (none, name, code, relation, window, type, or several joined by +).",
   labelNames: ["list", "filter"] as const,
 });
 
