@@ -3,8 +3,8 @@
  * first by id (an id begins with its event's time, so a time range is a key range). A
  * transaction's event keeps no copy of its record: the statement joins it from its table.
  */
-import { sql, type Compilable, type CompiledQuery, type Kysely } from "kysely";
-import { takeOf, tenantFor } from "../lists/list.sql.js";
+import { CompiledQuery, sql, type Compilable, type Kysely } from "kysely";
+import { readBy, takeOf, tenantFor } from "../lists/list.sql.js";
 import { QueryTemplates, type Slots } from "../storage/query-template.js";
 import type { Schema } from "../storage/schema.js";
 import { TRANSACTION_EVENTS } from "../webhooks/events.js";
@@ -43,16 +43,30 @@ function eventsOf(db: Kysely<Schema>, tenant: unknown, s: Slots, limit: number) 
   return q.orderBy("id", "desc").limit(sql.lit(limit));
 }
 
-/** The events that `events` selects, newest first, each with its transaction's record where it has one. */
-function withRecords(db: Kysely<Schema>, events: ReturnType<typeof eventsOf>): Compilable<EventRow> {
+/**
+ * The events that `events` selects, newest first, each with its transaction's record where it
+ * has one. Events of one type are read by the index of their type, named where the engine
+ * names indexes (readBy): without statistics SQLite would walk every type's by the primary key.
+ */
+function withRecords(db: Kysely<Schema>, events: ReturnType<typeof eventsOf>, s: Slots): Compilable<EventRow> {
+  const read = s.type === undefined ? events : readBy(db, events, "webhook_messages", "webhook_messages_type");
+  // The type is in the key probed, not a filter beside it: an event of another type probes for
+  // no id (null), where a filter would leave each event probing every transaction table.
   const joins = TRANSACTIONS.map(
     ({ type, table, alias }) =>
-      sql`left join ${sql.table(table)} as ${sql.id(alias)} on ${sql.ref(`${alias}.tenant_id`)} = e.tenant_id and ${sql.ref(`${alias}.id`)} = e.record_id and e.type = ${sql.lit(type)}`,
+      sql`left join ${sql.table(table)} as ${sql.id(alias)} on ${sql.ref(`${alias}.tenant_id`)} = e.tenant_id and ${sql.ref(`${alias}.id`)} = case when e.type = ${sql.lit(type)} then e.record_id end`,
   );
   const of = (column: string) => sql.join(TRANSACTIONS.map(({ alias }) => sql.ref(`${alias}.${column}`)));
-  const query = sql<EventRow>`select e.*, coalesce(${of("body")}) as body, coalesce(${of("created_at")}) as record_created_at
-    from (${events}) as e ${sql.join(joins, sql` `)} order by e.id desc`;
-  return { compile: () => query.compile(db) };
+  const head = sql`select e.*, coalesce(${of("body")}) as body, coalesce(${of("created_at")}) as record_created_at from (`;
+  const tail = sql`) as e ${sql.join(joins, sql` `)} order by e.id desc`;
+  return {
+    compile: () => {
+      const inner = read.compile();
+      return CompiledQuery.raw(`${head.compile(db).sql}${inner.sql}${tail.compile(db).sql}`, [
+        ...inner.parameters,
+      ]) as CompiledQuery<EventRow>;
+    },
+  };
 }
 
 const pages = new QueryTemplates<EventRow>();
@@ -66,11 +80,11 @@ export function eventsQuery(db: Kysely<Schema>, keyHash: string, range: EventRan
   const values = { keyHash, now: Date.now(), ...range };
   const limit = takeOf(take);
   const shape = ["events", limit, ...Object.keys(values)].join(":");
-  return pages.fill(db, shape, values, (s) => withRecords(db, eventsOf(db, tenantFor(db, s, 1).ref, s, limit)));
+  return pages.fill(db, shape, values, (s) => withRecords(db, eventsOf(db, tenantFor(db, s, 1).ref, s, limit), s));
 }
 
 /** The tenant's event `id`, when it is at or above `low`. */
 export function eventQuery(db: Kysely<Schema>, tenantId: number, id: string, low: string | undefined): CompiledQuery<EventRow> {
   const values = { tenantId, id, ...(low === undefined ? {} : { low }) };
-  return pages.fill(db, ["event", ...Object.keys(values)].join(":"), values, (s) => withRecords(db, eventsOf(db, s.tenantId, s, 1)));
+  return pages.fill(db, ["event", ...Object.keys(values)].join(":"), values, (s) => withRecords(db, eventsOf(db, s.tenantId, s, 1), s));
 }
