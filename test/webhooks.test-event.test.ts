@@ -61,7 +61,7 @@ describe("a test event for an endpoint", () => {
     receiver.answers = [503];
     const refused = await call(tenant, "POST", `${BASE}/${endpoint.id}/test`);
     expect(refused.status).toBe(200);
-    expect(refused.body).toMatchObject({ status: "failed", responseCode: 503, error: null });
+    expect(refused.body).toMatchObject({ status: "failed", responseCode: 503, error: "HTTP 503" });
 
     expect((await call(tenant, "POST", `${BASE}/${endpoint.id}/disable`)).status).toBe(200);
     const disabled = await call(tenant, "POST", `${BASE}/${endpoint.id}/test`);

@@ -42,6 +42,7 @@ export async function testEndpoint(
     status: succeeded ? "succeeded" : "failed",
     responseCode: result.status ?? null,
     durationMs: Math.round(result.durationMs),
-    error: result.error ?? null,
+    // As the attempt log says it (delivery/recorder.ts): a status that is no success is the error.
+    error: result.error ?? (succeeded ? null : `HTTP ${result.status}`),
   };
 }
