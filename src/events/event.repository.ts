@@ -6,21 +6,11 @@
 import { CompiledQuery, sql, type Compilable, type Kysely } from "kysely";
 import { readBy, takeOf, tenantFor } from "../lists/list.sql.js";
 import { QueryTemplates, type Slots } from "../storage/query-template.js";
-import type { Schema } from "../storage/schema.js";
+import type { Schema, WebhookMessageTable } from "../storage/schema.js";
 import { TRANSACTION_EVENTS } from "../webhooks/events.js";
 
-export interface EventRow {
-  tenant_id: number;
-  id: string;
-  type: string;
-  created_at: number;
-  record_id: string | null;
-  /** The webhook body, kept for master data; null for a transaction's event. */
-  payload: string | null;
-  /** A transaction's record, as stored. */
-  body: string | null;
-  record_created_at: number | null;
-}
+/** An event as stored (a message: webhooks/outbox.repository.ts), with a transaction's record as stored. */
+export type EventRow = WebhookMessageTable & { body: string | null; record_created_at: number | null };
 
 /** Which events a statement reads: ids at or above `low` and below `high`, of one `type`. */
 export interface EventRange {
