@@ -21,8 +21,10 @@
  * measured (200), BENCH_CPU_PROF=<dir> to write V8 CPU profiles of the servers,
  * BENCH_ENGINE (all, sqlite or postgres), BENCH_POSTGRES_URL (the server to use), BENCH_OPERATIONS
  * (on, off, only: metrics on against off and a backup, on SQLite), BENCH_SYNC_BASE=<revision> to
- * add sync against that revision's build on each engine (bench/sync-base.mjs), BENCH_MEMORY (on, off:
- * the server's memory under hostile load on each engine, last; bench/memory.mjs, which runs it alone).
+ * add sync against that revision's build on each engine (bench/sync-base.mjs), BENCH_EVENTS (on, off, only:
+ * the events list and the pruning of expired events on each engine; bench/events.mjs, which runs it
+ * alone), BENCH_MEMORY (on, off: the server's memory under hostile load on each engine, last;
+ * bench/memory.mjs, which runs it alone).
  * Exits 0 even when a target is missed: this is a report; it says which missed. It exits 1
  * only when a configuration could not be measured at all.
  */
@@ -51,6 +53,7 @@ import {
 import { WEBHOOK_EVENT, collectArrivals, measureDelay, startReceivers, withEndpoints } from "./webhooks.mjs";
 import { runWindowMatrix, windowReport, windowSettings } from "./windows.mjs";
 import { syncAgainstBase } from "./sync-base.mjs";
+import { runEventsBench } from "./events.mjs";
 import { runMemoryBench } from "./memory.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -81,6 +84,8 @@ const settings = {
   windows: choice("BENCH_WINDOWS", ["on", "off", "only"]),
   /** The operations section on SQLite (metrics on against off, a backup of the dataset): on, off, or only it. */
   operations: choice("BENCH_OPERATIONS", ["on", "off", "only"]),
+  /** The events section (bench/events.mjs) after the operations: on, off, or only it. */
+  events: choice("BENCH_EVENTS", ["on", "off", "only"]),
   postgresUrl: process.env.BENCH_POSTGRES_URL || DEFAULT_POSTGRES_URL,
   /** A revision whose sync throughput this build's is compared with (bench/sync-base.mjs); unset: none. */
   syncBase: process.env.BENCH_SYNC_BASE || undefined,
@@ -708,7 +713,7 @@ async function main() {
   const columns = [];
   const outcomes = {};
   const notes = [];
-  const onlyOne = settings.windows === "only" || settings.operations === "only";
+  const onlyOne = settings.windows === "only" || settings.operations === "only" || settings.events === "only";
   for (const engineName of onlyOne ? [] : settings.engines) {
     const configs = CONFIGURATIONS.filter((c) => c.engine === engineName);
     let engine;
@@ -740,18 +745,22 @@ async function main() {
       }
     }
   }
-  const matrices = settings.windows === "off" || settings.operations === "only" ? [] : await windowMatrices();
+  const matrices = settings.windows === "off" || (onlyOne && settings.windows !== "only") ? [] : await windowMatrices();
   const operations =
-    settings.operations === "off" || settings.windows === "only" || !settings.engines.includes("sqlite")
+    settings.operations === "off" || (onlyOne && settings.operations !== "only") || !settings.engines.includes("sqlite")
       ? undefined
       : await operationsBench();
+  const events =
+    settings.events === "off" || (onlyOne && settings.events !== "only")
+      ? undefined
+      : await runEventsBench(settings.engines, { postgresUrl: settings.postgresUrl, log });
   const syncBase =
     settings.syncBase === undefined
       ? undefined
       : await syncAgainstBase(settings.syncBase, settings.engines, { postgresUrl: settings.postgresUrl, log });
   const memory =
     settings.memory === "off" || onlyOne ? undefined : await runMemoryBench(settings.engines, { postgresUrl: settings.postgresUrl, log });
-  if (columns.length === 0 && matrices.length === 0 && operations === undefined && syncBase === undefined && memory === undefined)
+  if (columns.length === 0 && matrices.length === 0 && [operations, events, syncBase, memory].every((section) => section === undefined))
     throw new Error("no configuration was run");
   const table = columns.length === 0 ? { rows: [], latency: [], problems: [], missed: [] } : tableOf(columns, outcomes);
   if (columns.length > 0) printMainTables({ columns, outcomes, table, notes, cores: cpus.length });
@@ -769,6 +778,11 @@ async function main() {
     log("");
     for (const line of operations.lines) log(line);
     table.missed.push(...operations.missed);
+  }
+  if (events !== undefined) {
+    log("");
+    for (const line of events.lines) log(line);
+    table.missed.push(...events.missed);
   }
   if (syncBase !== undefined) {
     log("");

@@ -11,6 +11,13 @@
  *                          withdrawals list's response schema, without auth or database:
  *                          the framework's ceiling for a page of this size.
  *
+ * With BENCH_SWEEP=on (bench/events.mjs) the retention sweep runs when the bench asks, not on
+ * the runtime's timer, so that the bench knows when pruning starts and ends:
+ *
+ *   POST /bench/sweep      one sweep of the webhook log and the events, as the runtime's
+ *                          sweeper makes it (the same class and retention settings); answers
+ *                          when it is over, with what it deleted and the seconds it took.
+ *
  * Logs go to stdout, which run.mjs points at /dev/null; the address is reported on fd 3
  * (stderr when fd 3 is not open) as one JSON line: {"url": "http://127.0.0.1:PORT"}.
  * SIGTERM closes the app, lets the delivery attempts in flight finish and closes the
@@ -23,13 +30,17 @@ import { toApiRecord } from "../dist/collections/record.js";
 import { loadConfig } from "../dist/platform/config.js";
 import { CursorCodec } from "../dist/platform/cursor.js";
 import { createRuntime } from "../dist/runtime.js";
+import { RetentionSweeper } from "../dist/webhooks/retention/retention.sweeper.js";
 
 const tenantSlug = process.env.BENCH_TENANT ?? "bench";
 const config = loadConfig(process.env);
 if (config.cursorSecret === undefined) throw new Error("bench/server.mjs needs CRIBLINE_CURSOR_SECRET (run.mjs sets it)");
 // The bench's database is made by `cribline demo` and, on PostgreSQL, migrated by `cribline
 // migrate`, as an operator would: serve only readies it (migrates SQLite, checks PostgreSQL).
-const runtime = await createRuntime(config, { seedDemo: false });
+const benchSweep = process.env.BENCH_SWEEP === "on";
+// The longest delay a timer takes (about 24 days): the runtime's own sweeps never come during a run.
+const retention = benchSweep ? { firstAfterMs: 2 ** 31 - 1 } : undefined;
+const runtime = await createRuntime(config, { seedDemo: false, retention });
 const { app, storage } = runtime;
 // The app signs cursors with the configured secret; the precomputed page's is signed alike.
 const cursors = new CursorCodec(config.cursorSecret);
@@ -44,6 +55,16 @@ const FixedPage = Type.Object(
 );
 const fixedPage = await precomputedPage();
 app.get("/bench/fixed-page", { schema: { hide: true, response: { 200: FixedPage } } }, async () => fixedPage);
+const sweeper = benchSweep
+  ? new RetentionSweeper(storage.db, { keepDays: config.webhookRetentionDays, eventKeepDays: config.eventRetentionDays })
+  : undefined;
+if (sweeper !== undefined) {
+  app.post("/bench/sweep", { schema: { hide: true } }, async () => {
+    const started = performance.now();
+    const pruned = await sweeper.sweep();
+    return { pruned, seconds: (performance.now() - started) / 1000 };
+  });
+}
 
 const url = await runtime.listen();
 report({ url, pid: process.pid });
@@ -52,13 +73,16 @@ let closing = false;
 process.on("SIGTERM", () => {
   if (closing) return;
   closing = true;
-  runtime.close().then(
-    () => process.exit(0),
-    (error) => {
-      process.stderr.write(`bench server: shutdown failed: ${error}\n`);
-      process.exit(1);
-    },
-  );
+  // A sweep under way ends at its next pause, before the database closes.
+  Promise.resolve(sweeper?.stop())
+    .then(() => runtime.close())
+    .then(
+      () => process.exit(0),
+      (error) => {
+        process.stderr.write(`bench server: shutdown failed: ${error}\n`);
+        process.exit(1);
+      },
+    );
 });
 
 /** The bench tenant's real first page of withdrawals, as the API returns it, with a real cursor. */
