@@ -218,6 +218,11 @@ export async function eventsDatabase(engine, { postgresUrl, scale, expired, log 
         "SELECT id, created_at FROM webhook_messages WHERE tenant_id = ? AND created_at >= ? ORDER BY id DESC LIMIT 1 OFFSET ?",
         [tenantId, now - 29 * DAY, Math.floor(recent / 2)],
       );
+      // A withdrawals page as deep, which the deep events page is judged against.
+      const [deepWithdrawal] = await db.all(
+        `SELECT id, created_at FROM ${withdrawals.table} WHERE tenant_id = ? ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ?`,
+        [tenantId, Math.floor(recent / 2)],
+      );
       const templates = await db.all(
         `SELECT body FROM ${withdrawals.table} WHERE tenant_id = ? ORDER BY created_at DESC, id DESC LIMIT 2000`,
         [tenantId],
@@ -234,6 +239,7 @@ export async function eventsDatabase(engine, { postgresUrl, scale, expired, log 
         expired,
         recent,
         deep: { offset: Math.floor(recent / 2), position: { key: Number(deep.created_at), id: deep.id } },
+        deepWithdrawal: { key: Number(deepWithdrawal.created_at), id: deepWithdrawal.id },
         recentTypes: types.map((t) => `${t.type} ${Number(t.n).toLocaleString("en")}`).join(", "),
         templates: templates.map((t) => JSON.parse(t.body)),
         drop,

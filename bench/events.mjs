@@ -157,7 +157,9 @@ async function measure(engine, { postgresUrl, log }) {
     const server = await startServer(data.databaseUrl, cursorSecret);
     try {
       const target = { url: server.url, key: data.key };
-      const deep = new CursorCodec(cursorSecret).encode(data.tenantId, "events", "[]", data.deep.position);
+      const codec = new CursorCodec(cursorSecret);
+      const deep = codec.encode(data.tenantId, "events", "[]", data.deep.position);
+      const deepWithdrawal = codec.encode(data.tenantId, "withdrawals", "[]", data.deepWithdrawal);
       const page = await pages(
         target,
         {
@@ -165,6 +167,7 @@ async function measure(engine, { postgresUrl, log }) {
           events: "/v1/events?limit=20",
           type: `/v1/events?limit=20&type=${TYPE}`,
           deep: `/v1/events?limit=20&cursor=${encodeURIComponent(deep)}`,
+          withdrawalsDeep: `/v1/withdrawals?limit=20&cursor=${encodeURIComponent(deepWithdrawal)}`,
         },
         log,
       );
@@ -195,10 +198,10 @@ function report(engines, results) {
       return `${text}${typeof judged === "boolean" ? "" : `, ${judged.toFixed(2)}`} ${met ? "met" : "MISSED"}`;
     }),
   ];
-  const pageRow = (name, id) =>
-    row(name, `≥ ${TARGETS.page} × withdrawals`, ({ page }) => [
+  const pageRow = (name, id, reference = "withdrawals") =>
+    row(name, `≥ ${TARGETS.page} × ${reference === "withdrawals" ? "withdrawals" : "withdrawals as deep"}`, ({ page }) => [
       `${thousands(page[id].perSecond)} req/s${page[id].failures.length > 0 ? ` (${page[id].failures.join(", ")})` : ""}`,
-      page[id].failures.length > 0 ? 0 : page[id].perSecond / page.withdrawals.perSecond,
+      page[id].failures.length > 0 ? 0 : page[id].perSecond / page[reference].perSecond,
       TARGETS.page,
     ]);
   const expired = thousands(eventsSettings.expired);
@@ -206,7 +209,8 @@ function report(engines, results) {
     row("withdrawals, first page", "reference", ({ page }) => `${thousands(page.withdrawals.perSecond)} req/s`),
     pageRow("events, first page", "events"),
     pageRow(`events, type=${TYPE}`, "type"),
-    pageRow("events, cursor halfway down", "deep"),
+    row("withdrawals, cursor as deep", "reference", ({ page }) => `${thousands(page.withdrawalsDeep.perSecond)} req/s`),
+    pageRow("events, cursor halfway down", "deep", "withdrawalsDeep"),
     row("sync, 1 sender, not pruning", "reference", ({ pruned }) => `${thousands(pruned.without.perSecond)} records/s`),
     row(`sync, 1 sender, while pruning ${expired}`, `≥ ${TARGETS.pruning} × not pruning`, ({ pruned: { during, without } }) => [
       `${thousands(during.perSecond)} records/s`,
