@@ -85,34 +85,6 @@ describe("paging", () => {
     );
   });
 
-  it("walks the events, filtered by type, and reads one by its id", async () => {
-    const tenant = await newTenant(server());
-    await sync(
-      server(),
-      tenant,
-      "withdrawals",
-      Array.from({ length: 45 }, () => FACTORIES.withdrawals!()),
-    );
-    await sync(
-      server(),
-      tenant,
-      "employees",
-      Array.from({ length: 12 }, () => FACTORIES.employees!()),
-    );
-    const walked = [];
-    for await (const event of client(tenant).events.list({}, { limit: 10 })) walked.push(event);
-    expect(walked).toHaveLength(57);
-    expect(walked).toEqual((await readAll(server(), tenant.keys.read, "/v1/events", [10])).items);
-    const people = [];
-    for await (const event of client(tenant).events.list({ type: "employee.created" })) people.push(event);
-    expect(people).toEqual(walked.filter((e) => e.type === "employee.created"));
-    expect(await client(tenant).events.get(walked[0]!.id)).toEqual(walked[0]);
-    const missing = await client(tenant)
-      .events.get("msg_nothing")
-      .catch((e: unknown) => e);
-    expect(missing).toMatchObject({ status: 404, code: "not_found" });
-  });
-
   it("throws one typed error with the status, code, detail, param and request id", async () => {
     const tenant = await newTenant(server());
     const error = await client(tenant)

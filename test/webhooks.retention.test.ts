@@ -12,7 +12,7 @@ import { DeliveryLoop } from "../src/webhooks/delivery/delivery.loop.js";
 import { expandFanouts } from "../src/webhooks/delivery/fanout.repository.js";
 import { insertEndpoint, type NewEndpoint } from "../src/webhooks/endpoint.repository.js";
 import { RetentionSweeper } from "../src/webhooks/retention/retention.sweeper.js";
-import { withdrawal } from "./support/factories.js";
+import { FACTORIES, withdrawal } from "./support/factories.js";
 import { newTenant, request, sync, useServer, type TestServer, type TestTenant } from "./support/harness.js";
 import { Receiver } from "./support/receiver.js";
 
@@ -351,21 +351,41 @@ describe("event retention", () => {
     expect(listed.body.data.map((r: { id: string }) => r.id).sort()).toEqual([old.id, recent.id].sort());
   });
 
-  it("keeps the rows of a tenant with endpoints while the webhook log may still name them", async () => {
+  it("keeps an expired event only while a delivery the webhook log keeps names it", async () => {
     const srv = server();
     const tenant = await newTenant(srv);
     clock.now = Date.now() - 10 * DAY;
-    await endpointOf(srv, tenant, "events-kept");
-    await syncAt(srv, tenant, [withdrawal()]);
+    const endpoint = await endpointOf(srv, tenant, "events-kept");
+    const [taken, returned] = [withdrawal(), FACTORIES.returns!()];
+    await syncAt(srv, tenant, [taken]);
+    srv.clock.now = clock.now;
+    try {
+      await sync(srv, tenant, "returns", [returned]);
+    } finally {
+      srv.clock.now = undefined;
+    }
     clock.now += 10 * DAY;
     const sweep = (keepDays: number, eventKeepDays: number) =>
       new RetentionSweeper(srv.storage.db, { keepDays, eventKeepDays, clock: () => clock.now, chunk: 5 }).sweep();
-    // The webhook log is kept 30 days: the 10-day-old event's row stays (though an events list kept 7 days no longer shows it).
-    expect((await sweep(30, 7)).messages).toBe(0);
-    expect(await kept(srv, tenant)).toHaveLength(1);
-    // Its delivery still waits to be sent: the event stays even past both periods.
+    // The return's event, which no endpoint took, goes at the events' cut-off, whatever the
+    // webhook log's (here: kept for ever); the withdrawal's waits to be sent, as a fan-out.
+    expect((await sweep(0, 7)).messages).toBe(1);
+    expect((await kept(srv, tenant)).map((m) => m.record_id)).toEqual([taken.id]);
     expect((await sweep(7, 7)).messages).toBe(0);
+    // Sent: its delivery stays in a log kept for ever, and so does its event (for a replay).
+    const { db } = srv.storage;
+    await db.transaction().execute((trx) => expandFanouts(trx, tenant.id, endpoint.id, clock.now, 1));
+    await db
+      .updateTable("webhook_deliveries")
+      .set({ status: "succeeded", updated_at: clock.now - 10 * DAY })
+      .where("tenant_id", "=", tenant.id)
+      .execute();
+    expect((await sweep(0, 7)).messages).toBe(0);
     expect(await kept(srv, tenant)).toHaveLength(1);
+    // Once the log lets the delivery go, the event goes with it.
+    const pruned = await sweep(7, 7);
+    expect([pruned.deliveries, pruned.messages]).toEqual([1, 1]);
+    expect(await kept(srv, tenant)).toEqual([]);
   });
 });
 

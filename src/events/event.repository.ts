@@ -51,10 +51,10 @@ function withRecords(db: Kysely<Schema>, events: ReturnType<typeof eventsOf>, s:
   const tail = sql`) as e ${sql.join(joins, sql` `)} order by e.id desc`;
   return {
     compile: () => {
-      const inner = read.compile();
-      return CompiledQuery.raw(`${head.compile(db).sql}${inner.sql}${tail.compile(db).sql}`, [
-        ...inner.parameters,
-      ]) as CompiledQuery<EventRow>;
+      const [inner, before, after] = [read.compile(), head.compile(db), tail.compile(db)];
+      // The parameters are the inner statement's alone: around it only literals and names.
+      if (before.parameters.length + after.parameters.length > 0) throw new Error("an event page's joins take no parameter");
+      return CompiledQuery.raw(`${before.sql}${inner.sql}${after.sql}`, [...inner.parameters]) as CompiledQuery<EventRow>;
     },
   };
 }

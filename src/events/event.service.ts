@@ -12,7 +12,7 @@ import { checkCursorTenant, openCursor, pageJson, pageOf } from "../platform/pag
 import { formatTime } from "../platform/time.js";
 import type { Schema } from "../storage/schema.js";
 import { payloadData, TRANSACTION_EVENTS } from "../webhooks/events.js";
-import { idTime, MESSAGE_ID_PREFIX } from "../webhooks/ids.js";
+import { idTime, isIdOf, MESSAGE_ID_PREFIX } from "../webhooks/ids.js";
 import { parseEventQuery, type EventQuery } from "./event.query.js";
 import { eventQuery, eventsQuery, type EventRange, type EventRow } from "./event.repository.js";
 
@@ -81,13 +81,10 @@ export async function eventsPage(
   return pageJson(pageOf(cursors, tenantId, paged, rows, query.limit), eventJson);
 }
 
-/** An event id as cribline makes them; anything else is no event. */
-const EVENT_ID = /^msg_[0-9a-z]{15}[A-Za-z0-9_-]{8}$/;
-
 /** One of the tenant's events, or 404 when it has none by that id within the retention period. */
 export async function eventById(db: Kysely<Schema>, tenantId: number, id: string, reading: EventReading): Promise<string> {
   const kept = keptFrom(reading);
-  const row = EVENT_ID.test(id)
+  const row = isIdOf(MESSAGE_ID_PREFIX, id)
     ? (await db.executeQuery(eventQuery(db, tenantId, id, kept === undefined ? undefined : idTime(MESSAGE_ID_PREFIX, kept)))).rows[0]
     : undefined;
   if (row === undefined)

@@ -48,7 +48,7 @@ export function installMetrics(app: FastifyInstance, storage: Storage): void {
     const method = request.method;
     httpRequests.inc({ route, method, status: reply.statusCode });
     httpDuration.observe({ route, method }, reply.elapsedTime / 1000);
-    // The record lists are the routes that find their key in their page query.
+    // The lists (the record lists and the events) are the routes that find their key in their page query.
     if (request.routeOptions.config?.keyInQuery === true && reply.statusCode === 200) {
       listPages.inc({ list: route.slice("/v1/".length), filter: filterKind(request.url) });
     }

@@ -23,7 +23,7 @@ export interface Config {
   readonly syncBodyLimit: number;
   /** Let webhooks go to loopback and private addresses (local development and tests only). */
   readonly webhooksAllowPrivate: boolean;
-  /** Days the webhook log (attempts, ended deliveries, their messages) is kept; 0 keeps it for ever. */
+  /** Days the webhook log (attempts, ended deliveries) is kept; 0 keeps it for ever. */
   readonly webhookRetentionDays: number;
   /** Days events are kept and listed (GET /v1/events); 0 keeps them for ever. */
   readonly eventRetentionDays: number;

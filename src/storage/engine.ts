@@ -71,8 +71,9 @@ export interface Engine {
   /** One process with a memory budget: V8 is told to favour size over speed. */
   readonly favoursMemory: boolean;
   /**
-   * Makes the writers of one thing (a tenant's list, the demo seed) take turns until the
-   * calling transaction ends; call it first in the transaction.
+   * Makes the writers of one thing (a tenant's list, the demo seed, a tenant's events) take
+   * turns until the calling transaction ends; call it before the transaction reads what the
+   * turn guards (a list's batch calls it first). On SQLite every writer already takes turns.
    */
   serializeWriters(trx: Kysely<Schema>, name: string, id: number): Promise<void>;
   /**

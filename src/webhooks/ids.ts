@@ -34,3 +34,8 @@ export function timeOfId(id: string): number {
   const start = id.indexOf("_") + 1;
   return parseInt(id.slice(start, start + 9), 36);
 }
+
+/** Whether `text` is an id newId could have made with `prefix`. */
+export function isIdOf(prefix: string, text: string): boolean {
+  return new RegExp(`^${prefix}[0-9a-z]{15}[A-Za-z0-9_-]{8}$`).test(text);
+}

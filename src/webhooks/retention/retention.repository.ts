@@ -2,10 +2,10 @@
  * What the webhook log and the events list no longer need, deleted a tenant at a time in short
  * transactions. Attempts go once they are older than the webhook log's cut-off; a delivery once
  * it has ended (succeeded or failed) and was last changed before it; an event (a message) once
- * it is older than the events' cut-off and no delivery or fan-out still names it. Pending and
- * paused deliveries, and so their events, stay whatever their age: an endpoint enabled again
- * still gets what it missed (the events list no longer shows them). Fan-outs left by an
- * endpoint deleted while a sync wrote them go too.
+ * it is older than the events' cut-off and no delivery or fan-out still names it. A delivery,
+ * and so its event, stays while it may be sent (pending, paused: an endpoint enabled again still
+ * gets what it missed) or replayed (within the webhook log's period); the events list no longer
+ * shows such an event. Fan-outs left by an endpoint deleted while a sync wrote them go too.
  *
  * Every statement reads one tenant's range of a primary key: attempt, delivery and message ids
  * begin with their time (../ids.ts), so "older than" is a key range, not a scan.
@@ -14,7 +14,7 @@ import { sql, type Kysely, type Transaction } from "kysely";
 import { engineOf } from "../../storage/engine.js";
 import { deleteByKeys } from "../../storage/row-values.js";
 import type { Schema } from "../../storage/schema.js";
-import { ATTEMPT_ID_PREFIX, DELIVERY_ID_PREFIX, FANOUT_ID_PREFIX, idTime, MESSAGE_ID_PREFIX } from "../ids.js";
+import { ATTEMPT_ID_PREFIX, DELIVERY_ID_PREFIX, FANOUT_ID_PREFIX, idTime, MESSAGE_ID_PREFIX, timeOfId } from "../ids.js";
 
 export interface Pruned {
   attempts: number;
@@ -53,21 +53,15 @@ export async function pruneWebhookLog(db: Kysely<Schema>, options: PruneOptions)
       pruned.deliveries += await inChunks(sweep, (limit) => pruneDeliveries(db, tenantId, endpointId, options.before, limit));
     }
     if (!going) break;
-    // With endpoints, an event's row stays while the webhook log may still name it, so that
-    // the names read below are only of deliveries already past their own cut-off: few.
-    const eventsBefore = endpoints.length === 0 ? options.eventsBefore : earlier(options.eventsBefore, options.before);
     pruned.messages += await pruneMessages(
       db,
       tenantId,
       endpoints.map((e) => e.id),
-      { ...sweep, eventsBefore },
+      sweep,
     );
   }
   return pruned;
 }
-
-/** The earlier of two cut-offs, where 0 keeps everything. */
-const earlier = (a: number, b: number) => (a === 0 || b === 0 ? 0 : Math.min(a, b));
 
 /** Runs `step` until it deletes fewer than a chunk or a pause ends it; returns how many it deleted. */
 async function inChunks(options: PruneOptions, step: (limit: number) => Promise<number>): Promise<number> {
@@ -134,34 +128,23 @@ function pruneDeliveries(db: Kysely<Schema>, tenantId: number, endpointId: strin
 }
 
 /**
- * Events written before their cut-off that no delivery or fan-out names. A delivery's id and a
- * fan-out's carry the time their messages were written (outbox.repository.ts, and
- * delivery/fanout.repository.ts), so only those of before the cut-off can name such a message;
- * after pruneDeliveries they are the few still pending, paused or changed since.
+ * Events written before their cut-off that no delivery or fan-out names: a delivery kept in the
+ * webhook log keeps its event, unlisted, for replays. A delivery's id and a fan-out's carry the
+ * time their events were written (outbox.repository.ts, delivery/fanout.repository.ts), so the
+ * deliveries that may name a chunk of events are a key range per endpoint, read with the chunk.
  */
 async function pruneMessages(db: Kysely<Schema>, tenantId: number, endpointIds: readonly string[], options: PruneOptions): Promise<number> {
+  // Fan-outs first, then deliveries: the delivery loop turns a fan-out into deliveries in one
+  // commit (expandFanouts), and a commit between the two reads must not hide its names from
+  // both. Read in this order, a fan-out gone by the second read left its deliveries for it.
   const named = new Set<string>();
-  for (const endpointId of endpointIds) {
-    // Fan-outs first, then deliveries: the delivery loop turns a fan-out into deliveries in one
-    // commit (expandFanouts), and a commit between the two reads must not hide its names from
-    // both. Read in this order, a fan-out gone by the second read left its deliveries for it.
-    const fanouts = await db
-      .selectFrom("webhook_fanouts")
-      .select("message_ids")
-      .where("tenant_id", "=", tenantId)
-      .where("endpoint_id", "=", endpointId)
-      .where("id", "<", idTime(FANOUT_ID_PREFIX, options.eventsBefore))
-      .execute();
-    for (const { message_ids } of fanouts) for (const id of message_ids.split(" ")) named.add(id);
-    const deliveries = await db
-      .selectFrom("webhook_deliveries")
-      .select("message_id")
-      .where("tenant_id", "=", tenantId)
-      .where("endpoint_id", "=", endpointId)
-      .where("id", "<", idTime(DELIVERY_ID_PREFIX, options.eventsBefore))
-      .execute();
-    for (const { message_id } of deliveries) named.add(message_id);
-  }
+  const fanouts = await db
+    .selectFrom("webhook_fanouts")
+    .select("message_ids")
+    .where("tenant_id", "=", tenantId)
+    .where("id", "<", idTime(FANOUT_ID_PREFIX, options.eventsBefore))
+    .execute();
+  for (const { message_ids } of fanouts) for (const id of message_ids.split(" ")) named.add(id);
 
   let total = 0;
   let after = "";
@@ -175,10 +158,23 @@ async function pruneMessages(db: Kysely<Schema>, tenantId: number, endpointIds: 
       .orderBy("id")
       .limit(sql.lit(options.chunk))
       .execute();
+    const first = candidates[0];
+    const last = candidates[candidates.length - 1];
+    if (first === undefined || last === undefined) return total;
+    for (const endpointId of endpointIds) {
+      const deliveries = await db
+        .selectFrom("webhook_deliveries")
+        .select("message_id")
+        .where("tenant_id", "=", tenantId)
+        .where("endpoint_id", "=", endpointId)
+        .where("id", ">=", idTime(DELIVERY_ID_PREFIX, timeOfId(first.id)))
+        .where("id", "<", idTime(DELIVERY_ID_PREFIX, timeOfId(last.id) + 1))
+        .execute();
+      for (const { message_id } of deliveries) named.add(message_id);
+    }
     const unnamed = candidates.map((m) => m.id).filter((id) => !named.has(id));
     if (unnamed.length > 0) total += await deleteMessages(db, tenantId, unnamed);
-    const last = candidates[candidates.length - 1];
-    if (last === undefined || candidates.length < options.chunk || !(await options.pause())) return total;
+    if (candidates.length < options.chunk || !(await options.pause())) return total;
     after = last.id;
   }
 }

@@ -65,9 +65,10 @@ export class RetentionSweeper {
       eventsBefore: cutOff(eventKeepDays),
       chunk,
       pause: async () => {
+        if (this.ending) return false;
         // Rests as long as it last worked: a sweep takes at most half of the database's time,
         // which a PostgreSQL server spends on its own cores whatever this event loop does.
-        await wait(performance.now() - worked);
+        await wait(performance.now() - worked, undefined, { ref: false });
         worked = performance.now();
         return !this.ending;
       },
