@@ -30,7 +30,7 @@ import { toApiJson } from "../dist/collections/record.js";
 import { mulberry32 } from "../dist/demo/demo.data.js";
 import { eventType, messagePayload } from "../dist/webhooks/events.js";
 import { MESSAGE_ID_PREFIX, newId } from "../dist/webhooks/ids.js";
-import { BENCH_TENANT, postgresUrlFor, withClient, workDatabaseName } from "./dataset.mjs";
+import { BENCH_TENANT, postgresUrlFor, serverEnv, withClient, workDatabaseName } from "./dataset.mjs";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const DAY = 86_400_000;
@@ -132,18 +132,8 @@ async function expiredEvents(db, tenantId, count, before) {
 /** bench/server.mjs with its sweep route, on `databaseUrl`; resolves once it listens, with its url and a stop(). */
 export function startServer(databaseUrl, cursorSecret) {
   const devNull = openSync("/dev/null", "w");
-  const env = {
-    ...process.env,
-    DATABASE_URL: databaseUrl,
-    CRIBLINE_CURSOR_SECRET: cursorSecret,
-    CRIBLINE_DEMO: "false",
-    LOG_LEVEL: "info",
-    PORT: "0",
-    HOST: "127.0.0.1",
-    // As run.mjs's: rate limits on, as they ship, but never met.
-    ...Object.fromEntries(["READ", "SYNC", "ANONYMOUS"].map((kind) => [`CRIBLINE_RATE_LIMIT_${kind}`, "1000000000"])),
-    BENCH_SWEEP: "on",
-  };
+  // As run.mjs's servers, with the sweep on request.
+  const env = { ...serverEnv(databaseUrl, cursorSecret), BENCH_SWEEP: "on" };
   const child = spawn(process.execPath, [join(ROOT, "bench", "server.mjs")], {
     cwd: ROOT,
     env,

@@ -47,6 +47,7 @@ import {
   postgresLookups,
   postgresServerInfo,
   settleDisk,
+  serverEnv,
   sqliteLookups,
   syncBodies,
 } from "./dataset.mjs";
@@ -211,27 +212,6 @@ function cacheNote(title, cache, where) {
 
 // ---------------------------------------------------------------------------------------
 // The server children.
-
-/** The environment both kinds of server read, as `cribline serve` would. */
-function serverEnv(databaseUrl, cursorSecret, tenant = BENCH_TENANT) {
-  return {
-    ...process.env,
-    DATABASE_URL: databaseUrl,
-    CRIBLINE_CURSOR_SECRET: cursorSecret,
-    CRIBLINE_DEMO: "false",
-    LOG_LEVEL: "info",
-    PORT: "0",
-    HOST: "127.0.0.1",
-    // The webhook receivers are on loopback, which cribline refuses by default.
-    CRIBLINE_WEBHOOKS_ALLOW_PRIVATE: "true",
-    // Rate limits on, as they ship, but high enough that the load never meets them: the bench
-    // measures their cost, not their effect (a 429 would count as an error).
-    CRIBLINE_RATE_LIMIT_READ: "1000000000",
-    CRIBLINE_RATE_LIMIT_SYNC: "1000000000",
-    CRIBLINE_RATE_LIMIT_ANONYMOUS: "1000000000",
-    BENCH_TENANT: tenant,
-  };
-}
 
 const profArgs = () => (settings.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${settings.cpuProfDir}`] : []);
 

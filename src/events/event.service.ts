@@ -6,6 +6,7 @@
 import type { Kysely } from "kysely";
 import { toApiJson } from "../collections/record.js";
 import type { PageReader } from "../lists/list.service.js";
+import { keptSince } from "../platform/config.js";
 import type { CursorCodec } from "../platform/cursor.js";
 import { ApiError } from "../platform/errors.js";
 import { checkCursorTenant, openCursor, pageJson, pageOf } from "../platform/pager.js";
@@ -16,24 +17,17 @@ import { idTime, isIdOf, MESSAGE_ID_PREFIX } from "../webhooks/ids.js";
 import { parseEventQuery, type EventQuery } from "./event.query.js";
 import { eventQuery, eventsQuery, type EventRange, type EventRow } from "./event.repository.js";
 
-const DAY = 24 * 60 * 60 * 1000;
-
 /** What the events list is read with: the days events are kept (0: for ever) and the clock. */
 export interface EventReading {
   keepDays: number;
   clock: () => number;
 }
 
-/** The first id still within the retention period; undefined when events are kept for ever. */
-function keptFrom({ keepDays, clock }: EventReading): number | undefined {
-  return keepDays === 0 ? undefined : clock() - keepDays * DAY;
-}
-
 /** The ids a page reads: within the window and the retention period, below the cursor's. */
 function rangeOf(query: EventQuery, reading: EventReading, afterId: string | undefined): EventRange {
   const range: EventRange = {};
   if (query.type !== undefined) range.type = query.type;
-  const lows = [query.since, keptFrom(reading)].filter((t) => t !== undefined);
+  const lows = [query.since, keptSince(reading.keepDays, reading.clock())].filter((t) => t !== undefined);
   if (lows.length > 0) range.low = idTime(MESSAGE_ID_PREFIX, Math.max(...lows));
   // Every id made at a time begins with idTime of it: below the next millisecond's is at or before it.
   const highs = [query.until === undefined ? undefined : idTime(MESSAGE_ID_PREFIX, query.until + 1), afterId].filter(
@@ -83,7 +77,7 @@ export async function eventsPage(
 
 /** One of the tenant's events, or 404 when it has none by that id within the retention period. */
 export async function eventById(db: Kysely<Schema>, tenantId: number, id: string, reading: EventReading): Promise<string> {
-  const kept = keptFrom(reading);
+  const kept = keptSince(reading.keepDays, reading.clock());
   const row = isIdOf(MESSAGE_ID_PREFIX, id)
     ? (await db.executeQuery(eventQuery(db, tenantId, id, kept === undefined ? undefined : idTime(MESSAGE_ID_PREFIX, kept)))).rows[0]
     : undefined;

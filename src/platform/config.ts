@@ -32,6 +32,11 @@ export interface Config {
   readonly metrics: { readonly host: string; readonly port: number } | undefined;
 }
 
+/** The oldest time a retention setting of `days` keeps at `now`; undefined when 0 keeps everything. */
+export function keptSince(days: number, now: number): number | undefined {
+  return days === 0 ? undefined : now - days * 24 * 60 * 60 * 1000;
+}
+
 /** Requests per window that keep one runaway client from taking the deployment (README, "Rate limits"). */
 export const RATE_LIMIT_DEFAULTS = { read: 15_000, sync: 1_000, anonymous: 5_000, windowSeconds: 10 } as const;
 

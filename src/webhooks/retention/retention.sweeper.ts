@@ -6,11 +6,11 @@
  */
 import { setTimeout as wait } from "node:timers/promises";
 import type { Kysely } from "kysely";
+import { keptSince } from "../../platform/config.js";
 import type { Schema } from "../../storage/schema.js";
 import { pruneWebhookLog, type Pruned } from "./retention.repository.js";
 
 const MINUTE = 60_000;
-const DAY = 24 * 60 * MINUTE;
 
 export interface RetentionOptions {
   /** How long attempts and ended deliveries are kept; 0: for ever. */
@@ -59,7 +59,8 @@ export class RetentionSweeper {
   sweep(): Promise<Pruned> {
     const { keepDays, eventKeepDays, clock, chunk } = this.options;
     let worked = performance.now();
-    const cutOff = (days: number) => (days === 0 ? 0 : clock() - days * DAY);
+    // 0: a cut-off before every row.
+    const cutOff = (days: number) => keptSince(days, clock()) ?? 0;
     const swept = pruneWebhookLog(this.db, {
       before: cutOff(keepDays),
       eventsBefore: cutOff(eventKeepDays),
