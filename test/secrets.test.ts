@@ -91,7 +91,8 @@ describe("secrets sent in a request", () => {
 
     // Sent unencoded, a webhook secret's "+" arrives as a space: the mask goes on past it.
     const plussed = `${webhookSecret.slice(0, 16)}+${webhookSecret.slice(16)}`;
-    for (const sent of ["whsec_abc+def/ghi", plussed]) {
+    // A secret whose last character before its padding is "+" ends in a space as a name.
+    for (const sent of ["whsec_abc+def/ghi", "whsec_abc+def/gh+=", plussed]) {
       const asName = JSON.parse((await call("GET", `/v1/withdrawals?${sent}=1`)).text);
       expect([asName.detail, asName.param]).toEqual(['unknown filter parameter "whsec_…"', "whsec_…"]);
       const asValue = JSON.parse((await call("GET", `/v1/withdrawals?createdSince=${sent}`)).text);

@@ -9,10 +9,10 @@
  * `crib_` and more than a key id's 8 characters is a key or part of one; `whsec_` and anything
  * after it is a webhook secret (base64). Either prefix in any letter case: what follows it is
  * the secret, however the prefix was written. A query string reads an unencoded `+` as a
- * space, so a webhook secret goes on past spaces followed by more of it (a word after it may
- * be masked too): only a character base64 never holds, such as a quote, ends it.
+ * space, so a webhook secret goes on past spaces, its last character included (a word after
+ * it may be masked too): only a character base64 never holds, such as a quote, ends it.
  */
-const SECRET = /(crib_[0-9A-Za-z]{8})[0-9A-Za-z]+|(whsec_)(?:[0-9A-Za-z+/=]| +(?=[0-9A-Za-z+/=]))+/gi;
+const SECRET = /(crib_[0-9A-Za-z]{8})[0-9A-Za-z]+|(whsec_)[0-9A-Za-z+/= ]+/gi;
 
 /** A percent-escape of an ASCII character: a raw URL may spell a key's letters that way. */
 const ESCAPE = /^%[0-7][0-9A-Fa-f]$/;
