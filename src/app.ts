@@ -8,6 +8,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { COLLECTIONS } from "./collections/registry.js";
 import { registerDocs } from "./docs/docs.routes.js";
 import { registerEventRoutes } from "./events/event.routes.js";
+import { registerUsageRoutes } from "./usage/usage.routes.js";
 import { registerHealthRoutes } from "./health.routes.js";
 import { registerListRoutes } from "./lists/list.routes.js";
 import type { Config } from "./platform/config.js";
@@ -149,6 +150,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerHealthRoutes(app, storage);
   registerListRoutes(app, { db, cursors });
   registerEventRoutes(app, { db, cursors, clock, keepDays: config.eventRetentionDays });
+  registerUsageRoutes(app, { db, cursors });
   registerSyncRoutes(app, { db, clock, deliveriesQueued: deps.deliveriesQueued, ingestion: deps.ingestion });
   registerWebhookRoutes(app, { db, cursors, clock, allowPrivate: config.webhooksAllowPrivate, resolveHost: deps.resolveHost });
   registerKeyRoutes(app, { db, cursors, clock });

@@ -109,7 +109,7 @@ describe("a database of the release before the window's rebuild", () => {
           );
         });
 
-        expect(await migrateToLatest(storage)).toEqual(["0020-window-indexes-without-names", "0021-events-by-type"]);
+        expect(await migrateToLatest(storage)).toEqual(["0020-window-indexes-without-names", "0021-events-by-type", "0022-usage"]);
         for (const [w, query] of WINDOWS.entries()) {
           const after = await walk(storage, key, query, 5);
           expect(after, query).toEqual(before[w]);

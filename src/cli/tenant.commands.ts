@@ -5,6 +5,8 @@ import { formatTime } from "../platform/time.js";
 import { findTenantBySlug, listTenantLimits, listTenants, setTenantLimits, tenantLimits } from "../tenants/tenant.repository.js";
 import { createTenant } from "../tenants/tenant.service.js";
 import { out, withStorage } from "./io.js";
+import { zoneNamed } from "../platform/zone.js";
+import { setTenantZone, tenantZone } from "../usage/usage.repository.js";
 
 /** A rate limit given on the command line: a whole number of requests, or `default` (null). */
 function limitValue(raw: string): number | "default" {
@@ -35,6 +37,21 @@ export function addTenantCommands(program: Command, config: () => Config): void 
         for (const t of await listTenants(db, Date.now())) {
           out([t.slug, formatTime(t.createdAt), `${t.keys} ${t.keys === 1 ? "key" : "keys"}`, `${t.activeKeys} active`].join("\t"));
         }
+      }),
+    );
+
+  tenants
+    .command("zone <slug> [zone]")
+    .description("print the tenant's time zone, or set it to an IANA zone (usage reports count days, weeks and months in it; UTC at first)")
+    .action(async (slug: string, zone: string | undefined) =>
+      withStorage(config(), async ({ db }) => {
+        const tenant = await findTenantBySlug(db, slug);
+        if (tenant === undefined) throw new InvalidArgumentError(`no tenant "${slug}"`);
+        if (zone !== undefined) {
+          if (zoneNamed(zone) === undefined) throw new InvalidArgumentError(`"${zone}" is not an IANA time zone (such as Europe/Berlin)`);
+          await setTenantZone(db, tenant.id, zone);
+        }
+        out(`${slug}\t${await tenantZone(db, tenant.id)}`);
       }),
     );
 

@@ -6,6 +6,7 @@ import type { Kysely, Transaction } from "kysely";
 import { COLLECTIONS } from "../collections/registry.js";
 import { newRowValues, toStoredContent } from "../collections/record.js";
 import { insertRows } from "../sync/sync.repository.js";
+import { recordUsage } from "../usage/usage.repository.js";
 import type { Storage } from "../storage/database.js";
 import { engineOf } from "../storage/engine.js";
 import type { Schema } from "../storage/schema.js";
@@ -41,10 +42,14 @@ async function seedIn(
   for (const collection of COLLECTIONS) {
     const items = data[collection.name];
     for (let i = 0; i < items.length; i += ROWS_PER_INSERT) {
-      const rows = items
-        .slice(i, i + ROWS_PER_INSERT)
-        .map(({ record, createdAt }) => newRowValues(toStoredContent(collection, record), tenantId, createdAt));
-      await insertRows(trx, collection, rows);
+      const part = items.slice(i, i + ROWS_PER_INSERT);
+      const contents = part.map(({ record }) => toStoredContent(collection, record));
+      await insertRows(
+        trx,
+        collection,
+        contents.map((content, j) => newRowValues(content, tenantId, part[j]?.createdAt ?? 0)),
+      );
+      await recordUsage(trx, collection, tenantId, contents);
     }
     counts.push(`${items.length} ${collection.name}`);
     options.progress?.(`demo: ${items.length} ${collection.name}`);

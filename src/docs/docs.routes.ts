@@ -95,6 +95,8 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
         { name: "Transactions", description: "Read-only lists of what devices and the learning system recorded." },
         { name: "Master data", description: "Employees, cost centers, sectors, products and devices." },
         { name: "Sync", description: "Idempotent, atomic batches from devices and source systems." },
+        { name: "Events", description: "Every change of the tenant's records, for polling." },
+        { name: "Usage", description: "What each cost center, employee, product, sector and device consumed, per period." },
         { name: "Operations", description: "Health checks." },
         { name: "Webhooks", description: "Endpoints that receive the tenant's events, their attempt log and replays." },
         { name: "API keys", description: "The tenant's own API keys, for keys with the `admin` scope." },

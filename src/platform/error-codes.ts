@@ -6,6 +6,7 @@ export const ERRORS = {
   unknown_parameter: { status: 400, title: "Unknown query parameter" },
   repeated_parameter: { status: 400, title: "Repeated query parameter" },
   empty_parameter: { status: 400, title: "Empty query parameter" },
+  missing_parameter: { status: 400, title: "Missing query parameter" },
   invalid_parameter: { status: 400, title: "Invalid query parameter" },
   invalid_limit: { status: 400, title: "Invalid limit" },
   invalid_cursor: { status: 400, title: "Invalid cursor" },

@@ -22,6 +22,7 @@ import { dropLate171DaysMigration } from "./migrations/0018-drop-late-171-days.j
 import { webhookEndpointDescriptionsMigration } from "./migrations/0019-webhook-endpoint-descriptions.js";
 import { windowIndexesWithoutNamesMigration } from "./migrations/0020-window-indexes-without-names.js";
 import { eventsByTypeMigration } from "./migrations/0021-events-by-type.js";
+import { usageMigration } from "./migrations/0022-usage.js";
 
 /** Every migration this build knows, by name; exported so that a test can build a schema a release behind. */
 export function migrationProvider(storage: Storage): MigrationProvider {
@@ -49,6 +50,7 @@ export function migrationProvider(storage: Storage): MigrationProvider {
         "0019-webhook-endpoint-descriptions": webhookEndpointDescriptionsMigration(),
         "0020-window-indexes-without-names": windowIndexesWithoutNamesMigration(),
         "0021-events-by-type": eventsByTypeMigration(),
+        "0022-usage": usageMigration(storage.engine),
       };
     },
   };

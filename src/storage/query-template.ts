@@ -114,15 +114,20 @@ export async function insertMany(
   table: keyof Schema,
   columns: readonly string[],
   rows: readonly unknown[][],
+  /** A row whose `keys` are stored already adds its `add` columns to the stored row's instead. */
+  upsert?: { keys: readonly string[]; add: readonly string[] },
 ): Promise<void> {
   const width = columns.length;
   const orFail = engineOf(trx).insertsOrFail;
   for (const part of fixedChunks(rows)) {
-    const query = inserts.fill(trx, `${table}:insert:${part.length}`, flatten(part, width), (s) => {
+    const query = inserts.fill(trx, `${table}:${upsert === undefined ? "insert" : "upsert"}:${part.length}`, flatten(part, width), (s) => {
       const insert = trx.insertInto(table);
-      return (orFail ? insert.orFail() : insert).values(
+      const values = (orFail ? insert.orFail() : insert).values(
         part.map((_, r) => Object.fromEntries(columns.map((column, c) => [column, s[r * width + c]]))),
       );
+      if (upsert === undefined) return values;
+      const sums = Object.fromEntries(upsert.add.map((c) => [c, rawSql`${rawSql.ref(`${table}.${c}`)} + ${rawSql.ref(`excluded.${c}`)}`]));
+      return values.onConflict((oc) => oc.columns(upsert.keys as never).doUpdateSet(sums as never));
     });
     await trx.executeQuery(query);
   }

@@ -11,6 +11,8 @@ export interface TenantTable {
   /** Requests a minute that each key of the tenant may make, reads and syncs apart; null: the defaults. */
   read_limit: number | null;
   sync_limit: number | null;
+  /** The IANA time zone its usage reports count days, weeks and months in, unless one is asked for. */
+  time_zone: ColumnType<string, string | undefined, string>;
 }
 
 export interface ApiKeyTable {
@@ -142,6 +144,35 @@ export interface WebhookAttemptTable {
   next_attempt_at: number | null;
 }
 
+/** What a usage report counts of a withdrawal (kind 1), return (2) or exchange (3), in event-date order. */
+export interface UsageRecordTable {
+  tenant_id: number;
+  event_at: number;
+  kind: number;
+  record_id: string;
+  cost_center_id: string;
+  employee_id: string;
+  product_id: string;
+  sector_id: string;
+  device_id: string;
+  quantity: number;
+}
+
+/** One group's totals in one month of its tenant's time zone (month: year x 12 + month - 1). */
+export interface UsageMonthTable {
+  tenant_id: number;
+  /** The field grouped by, as the API names it: `costCenterId`, `employeeId`, ... */
+  field: string;
+  month: number;
+  group_id: string;
+  withdrawals: number;
+  withdrawn: number;
+  returns: number;
+  returned: number;
+  exchanges: number;
+  exchanged: number;
+}
+
 export interface Schema {
   tenants: TenantTable;
   api_keys: ApiKeyTable;
@@ -160,4 +191,6 @@ export interface Schema {
   webhook_deliveries: WebhookDeliveryTable;
   webhook_fanouts: WebhookFanoutTable;
   webhook_attempts: WebhookAttemptTable;
+  usage_records: UsageRecordTable;
+  usage_months: UsageMonthTable;
 }

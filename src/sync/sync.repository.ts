@@ -2,6 +2,7 @@
  * A sync batch's records in storage, inside the caller's transaction (sync.service.ts): read
  * what is stored of them, compare content in its canonical stored form, insert and update.
  */
+import { recordUsage } from "../usage/usage.repository.js";
 import { sql, type CompiledQuery, type Kysely, type Transaction } from "kysely";
 import type { Collection } from "../collections/define.js";
 import { newRowValues, type RecordChange, type StoredContent } from "../collections/record.js";
@@ -124,6 +125,7 @@ export async function writeBatchIn(
     collection,
     outcome.created.map((c) => newRowValues(c, tenantId, now)),
   );
+  await recordUsage(trx, collection, tenantId, outcome.created);
   for (const content of outcome.updated) {
     const { id, ...columns } = content;
     // Planned each time too: a plan kept from an empty table may pick an index of the tenant's rows.
