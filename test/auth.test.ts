@@ -88,7 +88,7 @@ async function deliveryOf(tenant: TestTenant): Promise<{ endpointId: string; del
 }
 
 /**
- * Every endpoint that needs a key: the nine lists and the events (read), the nine sync
+ * Every endpoint that needs a key: the nine lists, the events and usage (read), the nine sync
  * endpoints (sync) and the webhook admin API (admin).
  */
 const ENDPOINTS: Endpoint[] = [
@@ -110,6 +110,15 @@ const ENDPOINTS: Endpoint[] = [
     label: "GET /v1/events",
     scope: "read",
     call: (headers) => request(server(), "GET", "/v1/events", { headers }),
+    ok: isPage,
+  },
+  {
+    label: "GET /v1/usage",
+    scope: "read",
+    call: (headers) =>
+      request(server(), "GET", "/v1/usage?groupBy=costCenterId&createdSince=2026-01-01T00:00:00Z&createdUntil=2026-12-31T00:00:00Z", {
+        headers,
+      }),
     ok: isPage,
   },
   {

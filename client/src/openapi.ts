@@ -258,6 +258,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage report
+         * @description Withdrawals, returns and exchanges counted and their quantities summed per period and group, over a window of event dates (`createdSince` and `createdUntil`, both required, inclusive, at most 1000 periods; months with `interval=total`). Rows are ordered by period, then group; a group with nothing in a period has no row. The sums equal what the transaction lists return for the same window and ids.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sync/withdrawals": {
         parameters: {
             query?: never;
@@ -701,7 +721,7 @@ export interface components {
             /** @description What went wrong, for a person to read. */
             detail: string;
             /** @description Stable, machine-readable error code. */
-            code: "unknown_parameter" | "repeated_parameter" | "empty_parameter" | "invalid_parameter" | "invalid_limit" | "invalid_cursor" | "invalid_time" | "invalid_time_window" | "window_with_relationship_filter" | "invalid_body" | "bad_request" | "invalid_records" | "invalid_url" | "private_address" | "unknown_event" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "expectation_failed" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "headers_too_large" | "internal_error" | "service_unavailable";
+            code: "unknown_parameter" | "repeated_parameter" | "empty_parameter" | "missing_parameter" | "invalid_parameter" | "invalid_limit" | "invalid_cursor" | "invalid_time" | "invalid_time_window" | "window_with_relationship_filter" | "invalid_body" | "bad_request" | "invalid_records" | "invalid_url" | "private_address" | "unknown_event" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "expectation_failed" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "headers_too_large" | "internal_error" | "service_unavailable";
             /** @description The query parameter at fault. */
             param?: string;
             /** @description Sync: each invalid record's index in `data` and the field at fault. */
@@ -1215,6 +1235,54 @@ export interface components {
             createdAt: string;
             /** @description The record as its list showed it when the event was made; for an update, its new state. */
             data: components["schemas"]["Withdrawal"] | components["schemas"]["Return"] | components["schemas"]["Exchange"] | components["schemas"]["TrainingRecord"] | components["schemas"]["Employee"] | components["schemas"]["CostCenter"] | components["schemas"]["Sector"] | components["schemas"]["Product"] | components["schemas"]["Device"];
+        };
+        /** @description What one group consumed in one period. */
+        UsageRow: {
+            /**
+             * Format: date-time
+             * @description When the period starts, in the report's time zone with its offset; with `interval=total`, `createdSince`.
+             */
+            period: string;
+            /** @description The group's `costCenterId`, when the report groups by it. */
+            costCenterId?: string;
+            /** @description The name of the master record with this id; null when there is none. */
+            costCenterName?: string | null;
+            /** @description The group's `employeeId`, when the report groups by it. */
+            employeeId?: string;
+            /** @description The name the most recently stored transaction with this `employeeId` carries. */
+            employeeName?: string | null;
+            /** @description The group's `productId`, when the report groups by it. */
+            productId?: string;
+            /** @description The name the most recently stored transaction with this `productId` carries. */
+            productName?: string | null;
+            /** @description The group's `sectorId`, when the report groups by it. */
+            sectorId?: string;
+            /** @description The name of the master record with this id; null when there is none. */
+            sectorName?: string | null;
+            /** @description The group's `deviceId`, when the report groups by it. */
+            deviceId?: string;
+            /** @description The name of the master record with this id; null when there is none. */
+            deviceName?: string | null;
+            withdrawals: {
+                /** @description How many withdrawals the period holds. */
+                count: number;
+                /** @description Their quantities summed. */
+                quantity: number;
+            };
+            returns: {
+                /** @description How many returns the period holds. */
+                count: number;
+                /** @description Their quantities summed. */
+                quantity: number;
+            };
+            exchanges: {
+                /** @description How many exchanges (`productId` is the item handed out) the period holds. */
+                count: number;
+                /** @description Their quantities summed. */
+                quantity: number;
+            };
+            /** @description Units withdrawn minus units returned. */
+            netQuantity: number;
         };
         /** @description A URL that receives the tenant's events. */
         WebhookEndpoint: {
@@ -2453,6 +2521,115 @@ export interface operations {
             };
             /** @description No such resource for this API key's tenant. */
             404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: this key's (or, without a valid key, this address's) quota for the window is used up. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service_unavailable`): the database is unreachable, busy beyond its limits or too slow; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 100. */
+                limit?: number;
+                /** @description The `cursor` of the previous page, exactly as received. */
+                cursor?: string;
+                /** @description What a row is: one of costCenterId, employeeId, productId, sectorId, deviceId, or two of them separated by a comma (`costCenterId,productId`), rows ordered by the first, then the second. */
+                groupBy?: string;
+                /** @description The periods rows count in: calendar days, ISO weeks (from Monday), calendar months of the time zone, or the whole window (`total`). */
+                interval?: "day" | "week" | "month" | "total";
+                /** @description RFC 3339 date-time with seconds and zone, e.g. 2026-11-22T10:15:30Z. Required. Inclusive; matches the event date, as the transaction lists' window does. */
+                createdSince?: string;
+                /** @description RFC 3339 date-time with seconds and zone, e.g. 2026-11-22T10:15:30Z. Required. Inclusive; matches the event date, as the transaction lists' window does. */
+                createdUntil?: string;
+                /** @description An IANA time zone (`Europe/Berlin`) whose calendar the periods follow; by default the tenant's (UTC unless the operator set one). */
+                timeZone?: string;
+                /** @description Only records with this `costCenterId`. */
+                costCenterId?: string;
+                /** @description Only records with this `employeeId`. */
+                employeeId?: string;
+                /** @description Only records with this `productId`. */
+                productId?: string;
+                /** @description Only records with this `sectorId`. */
+                sectorId?: string;
+                /** @description Only records with this `deviceId`. */
+                deviceId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description At most `limit` items. */
+                        data: components["schemas"]["UsageRow"][];
+                        /** @description Send it back to get the next page; null on the last page. */
+                        cursor: string | null;
+                    };
+                };
+            };
+            /** @description Bad request: the `code` says which rule was broken. */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope this endpoint needs. */
+            403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
