@@ -1,6 +1,6 @@
 /**
  * The operator's command line, run as the real executable (README: "Command line"): what each
- * command says when it has done its work, `tenants list`, a revocation done twice, a backup
+ * command says when it has done its work, `tenants list`, `tenants zone`, a revocation done twice, a backup
  * into a folder that is missing, and `--version` and `--help` of every documented command.
  */
 import { readFileSync } from "node:fs";
@@ -47,6 +47,26 @@ describe("limits set", () => {
     expect(read.stdout).toBe("acme\tread 50000\tsync 1000 (default)\tper key every 10 s\n");
     const sync = expectSuccess(await ws.run(["limits", "set", "--tenant", "acme", "--sync", "2000"]));
     expect(sync.stdout).toBe("acme\tread 50000\tsync 2000\tper key every 10 s\n");
+  });
+});
+
+describe("tenants zone", () => {
+  it("prints a tenant's time zone, UTC at first, sets an IANA zone and refuses anything else", async () => {
+    const ws = workspace();
+    expectSuccess(await ws.run(["tenants", "create", "acme"]));
+    expect(expectSuccess(await ws.run(["tenants", "zone", "acme"])).stdout).toBe("acme\tUTC\n");
+    expect(expectSuccess(await ws.run(["tenants", "zone", "acme", "America/St_Johns"])).stdout).toBe("acme\tAmerica/St_Johns\n");
+    expect(expectSuccess(await ws.run(["tenants", "zone", "acme"])).stdout).toBe("acme\tAmerica/St_Johns\n");
+    for (const [args, said] of [
+      [["acme", "Mars/Olympus"], '"Mars/Olympus" is not an IANA time zone'],
+      [["acme", "america/st_johns"], "is not an IANA time zone"],
+      [["nobody", "UTC"], 'no tenant "nobody"'],
+    ] as const) {
+      const refused = await ws.run(["tenants", "zone", ...args]);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain(said);
+    }
+    expect(expectSuccess(await ws.run(["tenants", "zone", "acme"])).stdout).toBe("acme\tAmerica/St_Johns\n");
   });
 });
 

@@ -1,19 +1,29 @@
 #!/usr/bin/env node
 /**
  * `npx cribline-client export <list> [--since T] [--until T] [--name P] [--format ndjson|csv] [--bom]
- * -o FILE [--base-url URL]`: see export.ts. The API key comes from CRIBLINE_API_KEY only (a key
+ * -o FILE [--base-url URL]`, and `export usage --group-by F --since T --until T [--interval I]
+ * [--time-zone Z] [--cost-center ID ...]`: see export.ts. The API key comes from CRIBLINE_API_KEY only (a key
  * on a command line ends up in shell histories and process lists); the server from --base-url
  * or CRIBLINE_BASE_URL.
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import v8 from "node:v8";
-import { ExportError, exportList } from "./export.js";
-import { CriblineError, LIST_NAMES, type ListName } from "./index.js";
+import { ExportError, exportList, type Exported } from "./export.js";
+import { CriblineError, LIST_NAMES } from "./index.js";
 
-const LISTS = LIST_NAMES;
+const LISTS: readonly Exported[] = [...LIST_NAMES, "usage"];
+/** The usage report's id filters, by flag. */
+const ID_FLAGS = {
+  "cost-center": "costCenterId",
+  employee: "employeeId",
+  product: "productId",
+  sector: "sectorId",
+  device: "deviceId",
+} as const;
 const USAGE =
   "usage: cribline-client export <list> -o FILE [--format ndjson|csv] [--bom] [--since T] [--until T] [--name PREFIX] [--base-url URL]\n" +
+  "       cribline-client export usage -o FILE --group-by F[,F] --since T --until T [--interval I] [--time-zone Z] [--cost-center ID] ...\n" +
   "       cribline-client --help | --version\n" +
   "  the API key comes from CRIBLINE_API_KEY; the server from --base-url or CRIBLINE_BASE_URL";
 const HELP =
@@ -28,6 +38,11 @@ const HELP =
   "  --until T          records whose event is at or before T\n" +
   "  --name PREFIX      records whose name starts with PREFIX (case-insensitive)\n" +
   "  --limit N          records per request, 1 to 100 (100)\n" +
+  "  usage only (a usage report, a row per period and group; --since and --until required):\n" +
+  "  --group-by F[,F]   costCenterId, employeeId, productId, sectorId or deviceId, or two of them\n" +
+  "  --interval I       day, week, month or total (total)\n" +
+  "  --time-zone Z      an IANA time zone (the tenant's)\n" +
+  "  --cost-center ID, --employee ID, --product ID, --sector ID, --device ID   only records with that id\n" +
   "  --base-url URL     the server (CRIBLINE_BASE_URL, or http://localhost:3000)\n" +
   "  -h, --help         this text\n" +
   "  --version          the version of @cribline/client\n";
@@ -73,6 +88,10 @@ async function main(argv: string[]): Promise<void> {
         name: { type: "string" },
         "base-url": { type: "string" },
         limit: { type: "string" },
+        "group-by": { type: "string" },
+        interval: { type: "string" },
+        "time-zone": { type: "string" },
+        ...Object.fromEntries(Object.keys(ID_FLAGS).map((flag) => [flag, { type: "string" as const }])),
       },
     });
   } catch (error) {
@@ -80,7 +99,11 @@ async function main(argv: string[]): Promise<void> {
   }
   const [command, list, ...rest] = parsed.positionals;
   if (command !== "export" || list === undefined || rest.length > 0) fail("give one command, export, and one list");
-  if (!LISTS.includes(list as ListName)) fail(`no list "${list}"; the lists are ${LISTS.join(", ")}`);
+  if (!LISTS.includes(list as Exported)) fail(`no list "${list}"; the lists are ${LISTS.join(", ")}`);
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  const reportFlags = ["group-by", "interval", "time-zone", ...Object.keys(ID_FLAGS)].filter((flag) => values[flag] !== undefined);
+  if (list !== "usage" && reportFlags.length > 0) fail(`--${reportFlags[0]} is for export usage`);
+  if (list === "usage" && values["group-by"] === undefined) fail("give what a usage row is with --group-by, such as costCenterId");
   const { out, format, bom, since, until, name, limit } = parsed.values;
   if (out === undefined) fail("give the file to write with -o FILE");
   if (format !== "ndjson" && format !== "csv") fail(`--format is ndjson or csv, got "${format}"`);
@@ -93,9 +116,11 @@ async function main(argv: string[]): Promise<void> {
   if (since !== undefined) filters.createdSince = since;
   if (until !== undefined) filters.createdUntil = until;
   if (name !== undefined) filters.name = name;
+  const reportParams: Record<string, string> = { "group-by": "groupBy", interval: "interval", "time-zone": "timeZone", ...ID_FLAGS };
+  for (const [flag, param] of Object.entries(reportParams)) if (typeof values[flag] === "string") filters[param] = values[flag];
   const terminal = process.stderr.isTTY === true;
   const summary = await exportList({
-    list: list as ListName,
+    list: list as Exported,
     baseUrl,
     apiKey,
     format,
@@ -114,7 +139,16 @@ async function main(argv: string[]): Promise<void> {
 }
 
 /** The flag that sets each query parameter. */
-const FLAG_OF: Record<string, string> = { createdSince: "--since", createdUntil: "--until", name: "--name", limit: "--limit" };
+const FLAG_OF: Record<string, string> = {
+  createdSince: "--since",
+  createdUntil: "--until",
+  name: "--name",
+  limit: "--limit",
+  groupBy: "--group-by",
+  interval: "--interval",
+  timeZone: "--time-zone",
+  ...Object.fromEntries(Object.entries(ID_FLAGS).map(([flag, param]) => [param, `--${flag}`])),
+};
 
 /**
  * A failure in the command line's words: the parameter the problem names (`param`) said as its

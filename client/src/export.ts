@@ -10,8 +10,11 @@ import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync, rmSync, stat
 import { readState, StateLog, statePathOf, type ExportState } from "./export-state.js";
 import { CriblineClient, ListResource, type ListName } from "./index.js";
 
+/** What an export reads: one of the lists, or a usage report (its parameters given as `filters`). */
+export type Exported = ListName | "usage";
+
 export interface ExportOptions {
-  list: ListName;
+  list: Exported;
   baseUrl: string;
   apiKey: string;
   format: "ndjson" | "csv";
@@ -63,6 +66,21 @@ async function fieldsOf(client: CriblineClient, list: ListName): Promise<string[
   return Object.keys(schema.properties);
 }
 
+/**
+ * A usage report's CSV columns: its period, each group's id and name, per kind a count and a
+ * quantity (`withdrawals.count`, ...), and the net quantity.
+ */
+function usageFields(groupBy: string | undefined): string[] {
+  const groups = (groupBy ?? "").split(",").filter((f) => f !== "");
+  const kinds = ["withdrawals", "returns", "exchanges"].flatMap((kind) => [`${kind}.count`, `${kind}.quantity`]);
+  return ["period", ...groups.flatMap((field) => [field, `${field.slice(0, -2)}Name`]), ...kinds, "netQuantity"];
+}
+
+/** An item's value of a CSV column; a dotted column names a field of an object field. */
+function valueAt(item: unknown, field: string): unknown {
+  return field.split(".").reduce<unknown>((value, part) => (value as Record<string, unknown> | undefined)?.[part], item);
+}
+
 /** What makes two runs one export: only a run of the same arguments goes on from a state. */
 function argumentsOf(of: Pick<ExportState, "list" | "format" | "filters" | "bom">) {
   // A state without `bom` comes from a run without it.
@@ -102,8 +120,15 @@ export async function exportList(options: ExportOptions): Promise<ExportSummary>
   const kept = stateToResume(options.out, statePath, wanted);
   if (kept?.done === true) return { records: kept.records, pages: kept.pages, seconds: 0, resumedAfter: undefined, alreadyDone: true };
   const client = new CriblineClient({ baseUrl: options.baseUrl, apiKey: options.apiKey });
-  const resource = new ListResource(client, options.list);
-  const fields = options.format === "csv" ? await fieldsOf(client, options.list) : [];
+  const list = options.list;
+  const read = (cursor: string | null) => {
+    const page = { limit: options.limit ?? 100, cursor };
+    return list === "usage"
+      ? client.usage.page(options.filters as never, page)
+      : new ListResource(client, list).page(options.filters as never, page);
+  };
+  let fields: string[] = [];
+  if (options.format === "csv") fields = list === "usage" ? usageFields(options.filters.groupBy) : await fieldsOf(client, list);
   const file = openSync(options.out, kept === undefined ? "w" : "r+");
   let log: StateLog | undefined;
   let shownAt = 0;
@@ -122,12 +147,10 @@ export async function exportList(options: ExportOptions): Promise<ExportSummary>
     }
     log = new StateLog(statePath, current);
     do {
-      const got = await resource.page(options.filters as never, { limit: options.limit ?? 100, cursor: current.cursor });
+      const got: { data: unknown[]; cursor: string | null } = await read(current.cursor);
       const text = got.data
         .map((item) =>
-          options.format === "csv"
-            ? `${fields.map((field) => csvCell((item as Record<string, unknown>)[field])).join(",")}\r\n`
-            : `${JSON.stringify(item)}\n`,
+          options.format === "csv" ? `${fields.map((field) => csvCell(valueAt(item, field))).join(",")}\r\n` : `${JSON.stringify(item)}\n`,
         )
         .join("");
       position += writeSync(file, text, position);

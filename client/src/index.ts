@@ -11,6 +11,7 @@ import { CriblineError, type Problem } from "./errors.js";
 import type { components, operations } from "./openapi.js";
 import { syncInBatches, type SyncCounts, type SyncResult } from "./sync.js";
 import { Events } from "./events.js";
+import { Usage } from "./usage.js";
 import { pageAt, pagesOf, type Page, type PageOptions } from "./paging.js";
 import { WebhookEndpoints } from "./webhook-endpoints.js";
 
@@ -150,6 +151,7 @@ export class CriblineClient {
   readonly devices = new ListResource(this, "devices");
   /** Every change of the tenant's records, newest first (a `read` key). */
   readonly events = new Events(this);
+  readonly usage = new Usage(this);
   /** Webhook endpoints (an `admin` key). */
   readonly webhookEndpoints = new WebhookEndpoints(this);
   private readonly options: Required<Omit<ClientOptions, "fetch">> & { fetch: typeof fetch };
@@ -246,4 +248,5 @@ function errorOf(response: Response, text: string): CriblineError {
 
 export { verifyWebhook, WebhookVerificationError, type WebhookEvent } from "./webhooks.js";
 export { Events, type Event, type EventFilters } from "./events.js";
+export { Usage, type UsageParams, type UsageRow } from "./usage.js";
 export { WebhookEndpoints, type WebhookEndpoint, type WebhookEndpointPatch, type WebhookTest } from "./webhook-endpoints.js";
