@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { setTenantZone } from "../src/usage/usage.repository.js";
 import { costCenter, exchange, returnRecord, withdrawal } from "./support/factories.js";
-import { get, newTenant, sync, useServer, type TestTenant } from "./support/harness.js";
+import { get, newTenant, request, sync, useServer, type TestTenant } from "./support/harness.js";
 
 const server = useServer();
 
@@ -171,6 +171,26 @@ describe("GET /v1/usage", () => {
     const elsewhere = await usage(tenant, `groupBy=employeeId&interval=week&${YEAR_2026}&cursor=${encodeURIComponent(first.body.cursor)}`);
     expect(elsewhere.status).toBe(400);
     expect(elsewhere.body.code).toBe("invalid_cursor");
+  });
+
+  it("answers 405 to other methods, with Allow, and HEAD as GET", async () => {
+    const tenant = await newTenant(server());
+    for (const method of ["POST", "PUT", "PATCH", "DELETE"]) {
+      const reply = await request(server(), method, "/v1/usage", { key: tenant.keys.all, body: {} });
+      expect([reply.status, reply.headers.get("allow"), reply.body.code], method).toEqual([405, "GET, HEAD", "method_not_allowed"]);
+    }
+    const head = await request(server(), "HEAD", `/v1/usage?groupBy=costCenterId&${YEAR_2026}`, { key: tenant.keys.read });
+    expect(head.status).toBe(200);
+  });
+
+  it("refuses another tenant's cursor", async () => {
+    const [one, two] = [await newTenant(server()), await newTenant(server())];
+    for (const tenant of [one, two]) {
+      await sync(server(), tenant, "withdrawals", [withdrawal({ costCenterId: "a" }), withdrawal({ costCenterId: "b" })]);
+    }
+    const first = await usage(one, `groupBy=costCenterId&limit=1&${YEAR_2026}`);
+    const stolen = await usage(two, `groupBy=costCenterId&limit=1&${YEAR_2026}&cursor=${encodeURIComponent(first.body.cursor)}`);
+    expect([stolen.status, stolen.body.code]).toEqual([400, "invalid_cursor"]);
   });
 
   it.each([

@@ -17,10 +17,67 @@ const COUNTERS = ["withdrawals", "withdrawn", "returns", "returned", "exchanges"
 const CHUNK = 500;
 
 interface Stored {
-  tenant_id: number;
   id: string;
   event_at: number | string;
   body: string;
+}
+
+/** A tenant's withdrawals, returns and exchanges copied, and their months counted in UTC. */
+async function copyTenant(db: Kysely<unknown>, tenantId: number): Promise<void> {
+  const totals = new Map<string, [string, number, string, number[]]>();
+  for (const [name, kind] of KINDS) {
+    let after = "";
+    for (;;) {
+      const { rows } = await sql<Stored>`select id, event_at, body from ${sql.table(name)}
+        where tenant_id = ${tenantId} and id > ${after} order by id limit ${sql.lit(CHUNK)}`.execute(db);
+      const last = rows[rows.length - 1];
+      if (last === undefined) break;
+      after = last.id;
+      const copies = rows.map((row) => {
+        const body = JSON.parse(row.body) as Record<string, string | number>;
+        const eventAt = Number(row.event_at);
+        const date = new Date(eventAt);
+        const month = date.getUTCFullYear() * 12 + date.getUTCMonth();
+        for (const field of FIELDS) {
+          const key = `${field} ${month} ${body[field]}`;
+          let cell = totals.get(key);
+          if (cell === undefined) totals.set(key, (cell = [field, month, String(body[field]), [0, 0, 0, 0, 0, 0]]));
+          const counts = cell[3];
+          counts[(kind - 1) * 2] = (counts[(kind - 1) * 2] ?? 0) + 1;
+          counts[(kind - 1) * 2 + 1] = (counts[(kind - 1) * 2 + 1] ?? 0) + Number(body.quantity);
+        }
+        return {
+          tenant_id: tenantId,
+          event_at: eventAt,
+          kind,
+          record_id: row.id,
+          cost_center_id: body.costCenterId,
+          employee_id: body.employeeId,
+          product_id: body.productId,
+          sector_id: body.sectorId,
+          device_id: body.deviceId,
+          quantity: body.quantity,
+        };
+      });
+      await db
+        .insertInto("usage_records" as never)
+        .values(copies as never)
+        .execute();
+    }
+  }
+  const cells = [...totals.values()].map(([field, month, group_id, counts]) => ({
+    tenant_id: tenantId,
+    field,
+    month,
+    group_id,
+    ...Object.fromEntries(COUNTERS.map((c, i) => [c, counts[i]])),
+  }));
+  for (let at = 0; at < cells.length; at += CHUNK) {
+    await db
+      .insertInto("usage_months" as never)
+      .values(cells.slice(at, at + CHUNK) as never)
+      .execute();
+  }
 }
 
 export function usageMigration(t: Engine) {
@@ -55,60 +112,8 @@ export function usageMigration(t: Engine) {
       for (const counter of COUNTERS) months = months.addColumn(counter, "bigint", (c) => c.notNull());
       await clustered(months.addPrimaryKeyConstraint("usage_months_pkey", ["tenant_id", "field", "month", "group_id"])).execute();
 
-      const totals = new Map<string, [number, string, number, string, number[]]>();
-      for (const [name, kind] of KINDS) {
-        let after: [number, string] = [-1, ""];
-        for (;;) {
-          const { rows } = await sql<Stored>`select tenant_id, id, event_at, body from ${sql.table(name)}
-            where (tenant_id, id) > (${after[0]}, ${after[1]}) order by tenant_id, id limit ${sql.lit(CHUNK)}`.execute(db);
-          const last = rows[rows.length - 1];
-          if (last === undefined) break;
-          after = [last.tenant_id, last.id];
-          const copies = rows.map((row) => {
-            const body = JSON.parse(row.body) as Record<string, string | number>;
-            const eventAt = Number(row.event_at);
-            const date = new Date(eventAt);
-            const month = date.getUTCFullYear() * 12 + date.getUTCMonth();
-            for (const field of FIELDS) {
-              const key = `${row.tenant_id} ${field} ${month} ${body[field]}`;
-              let cell = totals.get(key);
-              if (cell === undefined) totals.set(key, (cell = [row.tenant_id, field, month, String(body[field]), [0, 0, 0, 0, 0, 0]]));
-              const counts = cell[4];
-              counts[(kind - 1) * 2] = (counts[(kind - 1) * 2] ?? 0) + 1;
-              counts[(kind - 1) * 2 + 1] = (counts[(kind - 1) * 2 + 1] ?? 0) + Number(body.quantity);
-            }
-            return {
-              tenant_id: row.tenant_id,
-              event_at: eventAt,
-              kind,
-              record_id: row.id,
-              cost_center_id: body.costCenterId,
-              employee_id: body.employeeId,
-              product_id: body.productId,
-              sector_id: body.sectorId,
-              device_id: body.deviceId,
-              quantity: body.quantity,
-            };
-          });
-          await db
-            .insertInto("usage_records" as never)
-            .values(copies as never)
-            .execute();
-        }
-      }
-      const cells = [...totals.values()].map(([tenant_id, field, month, group_id, counts]) => ({
-        tenant_id,
-        field,
-        month,
-        group_id,
-        ...Object.fromEntries(COUNTERS.map((c, i) => [c, counts[i]])),
-      }));
-      for (let at = 0; at < cells.length; at += CHUNK) {
-        await db
-          .insertInto("usage_months" as never)
-          .values(cells.slice(at, at + CHUNK) as never)
-          .execute();
-      }
+      const { rows: tenants } = await sql<{ id: number }>`select id from tenants order by id`.execute(db);
+      for (const { id } of tenants) await copyTenant(db, id);
     },
   };
 }
