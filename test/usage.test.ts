@@ -74,7 +74,15 @@ describe("GET /v1/usage", () => {
       cursor: null,
     });
 
-    // Without an interval, the window is one period, which starts at createdSince.
+    // Without an interval, the window is one period, which starts at createdSince, written in the zone.
+    const shifted = await usage(
+      tenant,
+      "groupBy=costCenterId&timeZone=US/Eastern&createdSince=2026-11-02T09:00:00.250Z&createdUntil=2026-11-30T00:00:00Z",
+    );
+    expect(shifted.body.data.map((r: any) => [r.period, r.costCenterId, r.withdrawals.count])).toEqual([
+      ["2026-11-02T04:00:00.250-05:00", "cc-a", 1],
+      ["2026-11-02T04:00:00.250-05:00", "cc-b", 1],
+    ]);
     const total = await usage(tenant, `groupBy=costCenterId&${YEAR_2026}`);
     expect(total.body.data.map((r: any) => [r.period, r.costCenterId, r.withdrawals.quantity, r.netQuantity])).toEqual([
       ["2026-01-01T00:00:00+00:00", "cc-a", 12, 11],

@@ -113,10 +113,10 @@ export function periodStarts(zone: string, interval: Interval, from: number, to:
   return starts;
 }
 
-/** The instant as a date-time in the zone, with its offset: `2026-03-29T00:00:00+01:00`. */
+/** The instant as a date-time in the zone, with its offset: `2026-03-29T00:00:00+01:00` (milliseconds when there are any). */
 export function formatInZone(zone: string, t: number): string {
   const offset = offsetAt(zone, t);
-  const local = new Date(t + offset).toISOString().slice(0, 19);
+  const local = new Date(t + offset).toISOString().slice(0, t % 1000 === 0 ? 19 : 23);
   const minutes = Math.round(Math.abs(offset) / 60_000);
   const hh = String(Math.floor(minutes / 60)).padStart(2, "0");
   const mm = String(minutes % 60).padStart(2, "0");
@@ -127,4 +127,11 @@ export function formatInZone(zone: string, t: number): string {
 export function monthNumber(local: number): number {
   const date = new Date(local);
   return date.getUTCFullYear() * 12 + date.getUTCMonth();
+}
+
+/** The first instant of month `month` (a month number) in the zone. */
+export function monthStart(zone: string, month: number): number {
+  const date = new Date(0);
+  date.setUTCFullYear(Math.floor(month / 12), month % 12, 1);
+  return instantOfLocal(zone, date.getTime());
 }

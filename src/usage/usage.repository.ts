@@ -7,7 +7,7 @@
 import type { Kysely, Transaction } from "kysely";
 import type { Collection } from "../collections/define.js";
 import type { StoredContent } from "../collections/record.js";
-import { monthNumber, offsetAt, periodStarts } from "../platform/zone.js";
+import { monthNumber, monthStart } from "../platform/zone.js";
 import { engineOf } from "../storage/engine.js";
 import { insertMany } from "../storage/query-template.js";
 import type { Schema } from "../storage/schema.js";
@@ -62,21 +62,24 @@ interface Copy {
 
 /**
  * The month of each instant, as the reports count it: the last month start in `zone` at or
- * before it. Month starts are found once for the whole span the instants cover.
+ * before it. An instant's month in any zone is its UTC month or one next to it, so only those
+ * months' starts are found.
  */
 function monthsOf(zone: string, instants: number[]): number[] {
-  const from = Math.min(...instants);
-  const starts = periodStarts(zone, "month", from, Math.max(...instants), Number.MAX_SAFE_INTEGER) ?? [];
-  const numbers = starts.map((s) => monthNumber(s + offsetAt(zone, s)));
+  const starts = new Map<number, number>();
+  for (const utc of new Set(instants.map(monthNumber))) {
+    for (const month of [utc - 1, utc, utc + 1]) if (!starts.has(month)) starts.set(month, monthStart(zone, month));
+  }
+  const ordered = [...starts].sort(([a], [b]) => a - b);
   return instants.map((t) => {
     let low = 0;
-    let high = starts.length - 1;
+    let high = ordered.length - 1;
     while (low < high) {
       const mid = (low + high + 1) >> 1;
-      if ((starts[mid] ?? 0) <= t) low = mid;
+      if ((ordered[mid]?.[1] ?? 0) <= t) low = mid;
       else high = mid - 1;
     }
-    return numbers[low] ?? 0;
+    return ordered[low]?.[0] ?? 0;
   });
 }
 
