@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { generateKey, hashKey, isWellFormedKey, keyIdOf, KEY_PREFIX, SCOPES, type Scope } from "../src/platform/keys.js";
+import type { RouteScope } from "../src/platform/route-book.js";
 import { revokeKey } from "../src/tenants/tenant.repository.js";
 import { issueKey } from "../src/tenants/tenant.service.js";
 import { expandFanouts } from "../src/webhooks/delivery/fanout.repository.js";
@@ -19,7 +20,8 @@ const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 interface Endpoint {
   label: string;
-  scope: Scope;
+  /** `key`: any valid key, whatever its scopes. */
+  scope: RouteScope;
   /**
    * Sends the endpoint's request with the given headers: with a fresh valid body, and on a
    * resource of `tenant` made for the call where the path names one.
@@ -28,6 +30,11 @@ interface Endpoint {
   /** What a successful answer is. */
   ok(reply: Reply<any>): void;
 }
+
+/** The scopes a key may hold and still be refused by a route of `scope` (none for `key`). */
+const lacking = (scope: RouteScope): Scope[] => (scope === "key" ? [] : SCOPES.filter((s) => s !== scope));
+/** A key of the tenant that a route of `scope` accepts. */
+const keyOf = (tenant: TestTenant, scope: RouteScope) => tenant.keys[scope === "key" ? "read" : scope];
 
 const isPage = (reply: Reply<any>) => expect(reply.body).toEqual({ data: expect.any(Array), cursor: null });
 
@@ -111,6 +118,15 @@ const ENDPOINTS: Endpoint[] = [
     scope: "read",
     call: (headers) => request(server(), "GET", "/v1/events", { headers }),
     ok: isPage,
+  },
+  {
+    label: "GET /v1/key",
+    scope: "key",
+    call: (headers) => request(server(), "GET", "/v1/key", { headers }),
+    ok: (reply) => {
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+      expect(reply.body).toMatchObject({ id: expect.stringMatching(/^crib_/), tenant: expect.any(String), timeZone: "UTC" });
+    },
   },
   {
     label: "GET /v1/usage",
@@ -289,24 +305,19 @@ describe.each(ENDPOINTS)("$label", (endpoint) => {
 
   it("accepts a key with the route's scope", async () => {
     const tenant = await newTenant(server());
-    expectOk(await endpoint.call(bearer(tenant.keys[endpoint.scope]), tenant), endpoint);
+    expectOk(await endpoint.call(bearer(keyOf(tenant, endpoint.scope)), tenant), endpoint);
   });
 
   it("accepts the scheme name in any letter case (RFC 9110: schemes are case-insensitive)", async () => {
     const tenant = await newTenant(server());
-    expectOk(await endpoint.call({ authorization: `bearer ${tenant.keys[endpoint.scope]}` }, tenant), endpoint);
+    expectOk(await endpoint.call({ authorization: `bearer ${keyOf(tenant, endpoint.scope)}` }, tenant), endpoint);
   });
 
   it("refuses a key without the route's scope with 403", async () => {
     const tenant = await newTenant(server());
-    for (const scope of ["read", "sync", "admin"] as const) {
-      if (scope === endpoint.scope) continue;
-      expectForbidden(await endpoint.call(bearer(tenant.keys[scope]), tenant));
-    }
-    const others = await keyWith(
-      tenant,
-      SCOPES.filter((scope) => scope !== endpoint.scope),
-    );
+    for (const scope of lacking(endpoint.scope)) expectForbidden(await endpoint.call(bearer(tenant.keys[scope]), tenant));
+    if (lacking(endpoint.scope).length === 0) return;
+    const others = await keyWith(tenant, lacking(endpoint.scope));
     expectForbidden(await endpoint.call(bearer(others.key), tenant));
   });
 
@@ -320,18 +331,18 @@ describe.each(ENDPOINTS)("$label", (endpoint) => {
     const tenant = await newTenant(server());
     const { key } = await keyWith(tenant, scopes);
     const reply = await endpoint.call(bearer(key), tenant);
-    if (scopes.includes(endpoint.scope)) expectOk(reply, endpoint);
+    if (endpoint.scope === "key" || scopes.includes(endpoint.scope)) expectOk(reply, endpoint);
     else expectForbidden(reply);
   });
 
   it("refuses a revoked key on the very next request", async () => {
     const tenant = await newTenant(server());
-    const { key, keyId } = await keyWith(tenant, [endpoint.scope]);
+    const { key, keyId } = await keyWith(tenant, [endpoint.scope === "key" ? "sync" : endpoint.scope]);
     expectOk(await endpoint.call(bearer(key), tenant), endpoint);
     expect(await revokeKey(server().storage.db, keyId, Date.now())).toBe(true);
     expectUnauthorized(await endpoint.call(bearer(key), tenant));
     // The tenant's other keys are untouched.
-    expectOk(await endpoint.call(bearer(tenant.keys[endpoint.scope]), tenant), endpoint);
+    expectOk(await endpoint.call(bearer(keyOf(tenant, endpoint.scope)), tenant), endpoint);
   });
 });
 
@@ -350,15 +361,8 @@ describe("every route the app registers", () => {
 
   it("answers 401 without a key and 403 to every key without its scope", async () => {
     const tenant = await newTenant(server());
-    const others = async (scope: Scope) => [
-      ...SCOPES.filter((s) => s !== scope).map((s) => tenant.keys[s]),
-      (
-        await keyWith(
-          tenant,
-          SCOPES.filter((s) => s !== scope),
-        )
-      ).key,
-    ];
+    const others = async (scope: RouteScope) =>
+      lacking(scope).length === 0 ? [] : [...lacking(scope).map((s) => tenant.keys[s]), (await keyWith(tenant, lacking(scope))).key];
     for (const { method, url, scope } of keyed()) {
       const label = `${method} ${url} (${scope})`;
       const path = url.replace(/:\w+/g, "x");

@@ -20,6 +20,8 @@ export type { Page } from "./paging.js";
 export { SyncError, type RecordError, type SyncBatch, type SyncCounts, type SyncResult } from "./sync.js";
 
 type Schemas = components["schemas"];
+/** The key a client sends, and its tenant (`client.currentKey()`). */
+export type CurrentKey = Schemas["CurrentKey"];
 export type Withdrawal = Schemas["Withdrawal"];
 export type Return = Schemas["Return"];
 export type Exchange = Schemas["Exchange"];
@@ -165,6 +167,11 @@ export class CriblineClient {
       ...options,
       baseUrl: options.baseUrl.replace(/\/+$/, ""),
     };
+  }
+
+  /** The key this client sends: its id, name, scopes and expiry, and its tenant's slug and time zone (any valid key). */
+  currentKey(options: RequestOptions = {}): Promise<CurrentKey> {
+    return this.request("GET", "/v1/key", undefined, options) as Promise<CurrentKey>;
   }
 
   /** One request, retried as ClientOptions say; the parsed body, or a CriblineError. */

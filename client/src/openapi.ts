@@ -671,6 +671,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the key in use
+         * @description The key this request is made with (any valid key, whatever its scopes): its id, name, scopes and expiry, and its tenant's slug and time zone. What a client shows its user, or checks before it starts.
+         */
+        get: operations["getCurrentKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api-keys/{id}": {
         parameters: {
             query?: never;
@@ -1414,6 +1434,28 @@ export interface components {
             revokedAt: string | null;
             /** @description The key itself, `crib_...`: shown only here, stored only as a hash; keep it safe. */
             key: string;
+        };
+        /** @description The key a request was made with, and its tenant. */
+        CurrentKey: {
+            /** @description The key's public id: `crib_` and its first 8 characters. Revoke it by this id. */
+            id: string;
+            /** @description What the key is for, as its creator named it. */
+            name: string;
+            /** @description What it may do: `read` (lists), `sync`, `admin` (webhooks and keys). */
+            scopes: string[];
+            /**
+             * Format: date-time
+             * @description When it was made.
+             * @example 2026-11-22T10:15:30.123Z
+             */
+            createdAt: string;
+            expiresAt: string | null;
+            lastUsedAt: string | null;
+            revokedAt: string | null;
+            /** @description The slug of the key's tenant. */
+            tenant: string;
+            /** @description The tenant's time zone (IANA), which usage reports count in unless asked otherwise. */
+            timeZone: string;
         };
     };
     responses: never;
@@ -5116,6 +5158,63 @@ export interface operations {
             };
             /** @description The request body is not JSON. */
             415: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests: this key's (or, without a valid key, this address's) quota for the window is used up. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable (`service_unavailable`): the database is unreachable, busy beyond its limits or too slow; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCurrentKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key a request was made with, and its tenant. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CurrentKey"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key. */
+            401: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];

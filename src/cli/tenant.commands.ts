@@ -2,11 +2,18 @@
 import { InvalidArgumentError, type Command } from "commander";
 import type { Config } from "../platform/config.js";
 import { formatTime } from "../platform/time.js";
-import { findTenantBySlug, listTenantLimits, listTenants, setTenantLimits, tenantLimits } from "../tenants/tenant.repository.js";
+import {
+  findTenantBySlug,
+  listTenantLimits,
+  listTenants,
+  setTenantLimits,
+  tenantLimits,
+  tenantZone,
+} from "../tenants/tenant.repository.js";
 import { createTenant } from "../tenants/tenant.service.js";
 import { out, withStorage } from "./io.js";
 import { zoneNamed } from "../platform/zone.js";
-import { setTenantZone, tenantZone } from "../usage/usage.repository.js";
+import { setTenantZone } from "../usage/usage.repository.js";
 
 /** A rate limit given on the command line: a whole number of requests, or `default` (null). */
 function limitValue(raw: string): number | "default" {

@@ -8,10 +8,13 @@ import type { FastifyInstance, RouteOptions } from "fastify";
 import { ApiError } from "./errors.js";
 import type { Scope } from "./keys.js";
 
+/** What a route asks of a request's key: a scope, or (`key`) only that it is a valid key. */
+export type RouteScope = Scope | "key";
+
 declare module "fastify" {
   interface FastifyContextConfig {
-    /** The scope an API key needs for the route; a route without one needs no key. */
-    scope?: Scope;
+    /** The scope an API key needs for the route (`key`: any valid key); a route without one needs no key. */
+    scope?: RouteScope;
     /** The route finds the key's tenant in its own query (the lists): the hook only checks the key's form. */
     keyInQuery?: boolean;
     /** What a 405 on the route's path says, instead of `<path> allows <methods>`. */
@@ -27,7 +30,7 @@ const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"
 export interface BookedRoute {
   method: string;
   url: string;
-  scope: Scope | undefined;
+  scope: RouteScope | undefined;
   /** A 405 route: it refuses every method it answers. */
   refuses: boolean;
 }

@@ -9,7 +9,8 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from "fastify";
 import type { Kysely } from "kysely";
 import { ApiError } from "../platform/errors.js";
-import { hashKey, isWellFormedKey, type Scope } from "../platform/keys.js";
+import { hashKey, isWellFormedKey } from "../platform/keys.js";
+import type { RouteScope } from "../platform/route-book.js";
 import { formatTime } from "../platform/time.js";
 import type { Schema } from "../storage/schema.js";
 import { findKeyByHash } from "./tenant.repository.js";
@@ -50,15 +51,15 @@ function presentedKeyHash(request: FastifyRequest): string {
   return request.limitedKeyHash ?? hashKey(key);
 }
 
-/** Resolves the request's key to its tenant, or throws 401 / 403. */
-export async function authenticate(db: Kysely<Schema>, request: FastifyRequest, scope: Scope): Promise<Principal> {
+/** Resolves the request's key to its tenant, or throws 401 / 403 (`key`: any valid key will do). */
+export async function authenticate(db: Kysely<Schema>, request: FastifyRequest, scope: RouteScope): Promise<Principal> {
   const keyHash = request.keyHash ?? presentedKeyHash(request);
   const found = await findKeyByHash(db, keyHash);
   if (found === undefined || found.revokedAt !== null) throw unauthorized("the API key is unknown or revoked", true);
   if (found.expiresAt !== null && found.expiresAt <= Date.now()) {
     throw unauthorized(`the API key expired at ${formatTime(found.expiresAt)}`, true);
   }
-  if (!found.scopes.includes(scope)) {
+  if (scope !== "key" && !found.scopes.includes(scope)) {
     throw new ApiError("forbidden", `this API key lacks the "${scope}" scope that this endpoint needs`);
   }
   return { tenantId: found.tenantId, keyId: found.keyId, keyHash };

@@ -12,7 +12,7 @@ import { PAGE_PARAMS, parsePageRequest, querySchemaOf, rawQuery } from "../platf
 import type { Schema } from "../storage/schema.js";
 import { principalOf } from "./auth.hooks.js";
 import { KEY_SCHEMAS, KeyBody, KeyIdParams } from "./key.schema.js";
-import { createKey, getKey, keysPage, revokeOwnKey, toApiKey } from "./key.service.js";
+import { createKey, currentKey, getKey, keysPage, revokeOwnKey, toApiKey } from "./key.service.js";
 
 export const KEYS_BASE = "/v1/api-keys";
 const BY_ID = `${KEYS_BASE}/:id`;
@@ -76,6 +76,23 @@ export function registerKeyRoutes(
       const page = await keysPage(db, cursors, principalOf(request).tenantId, parsePageRequest(rawQuery(request.url)));
       return { data: page.rows.map(toApiKey), cursor: page.cursor };
     },
+  );
+
+  app.get(
+    "/v1/key",
+    {
+      config: { scope: "key" },
+      schema: {
+        operationId: "getCurrentKey",
+        tags: DOCS.tags,
+        summary: "Read the key in use",
+        description:
+          "The key this request is made with (any valid key, whatever its scopes): its id, name, scopes and expiry, and its tenant's slug and time zone. What a client shows its user, or checks before it starts.",
+        security: DOCS.security,
+        response: { 200: Type.Ref("CurrentKey"), ...problemResponses(401) },
+      },
+    },
+    async (request) => currentKey(db, principalOf(request)),
   );
 
   app.get(

@@ -28,7 +28,16 @@ export const ApiKeyWithSecret = Type.Object(
   { $id: "ApiKeyWithSecret", additionalProperties: false, description: "A new key, with its secret." },
 );
 
-export const KEY_SCHEMAS = [ApiKey, ApiKeyWithSecret];
+export const CurrentKey = Type.Object(
+  {
+    ...keyFields,
+    tenant: Type.String({ description: "The slug of the key's tenant." }),
+    timeZone: Type.String({ description: "The tenant's time zone (IANA), which usage reports count in unless asked otherwise." }),
+  },
+  { $id: "CurrentKey", additionalProperties: false, description: "The key a request was made with, and its tenant." },
+);
+
+export const KEY_SCHEMAS = [ApiKey, ApiKeyWithSecret, CurrentKey];
 
 export const KeyBody = Type.Object(
   {

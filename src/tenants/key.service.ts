@@ -9,7 +9,7 @@ import type { PageRequest } from "../platform/query-string.js";
 import { formatTime, parseRfc3339 } from "../platform/time.js";
 import type { Schema } from "../storage/schema.js";
 import { KEY_RULES, KeyBody } from "./key.schema.js";
-import { findTenantKey, insertKey, revokeTenantKey, tenantKeyPage, type KeyRow } from "./tenant.repository.js";
+import { findTenantKey, insertKey, revokeTenantKey, tenantKeyPage, tenantZone, type KeyRow } from "./tenant.repository.js";
 
 function notFound(id: string): ApiError {
   return new ApiError("not_found", `no API key with id ${JSON.stringify(id.slice(0, 100))}`);
@@ -28,6 +28,13 @@ export function toApiKey(row: KeyRow) {
     lastUsedAt: timeOrNull(row.lastUsedAt),
     revokedAt: timeOrNull(row.revokedAt),
   };
+}
+
+/** The key a request was made with, and its tenant's slug and time zone. */
+export async function currentKey(db: Kysely<Schema>, principal: { tenantId: number; keyId: string }) {
+  const row = await findTenantKey(db, principal.tenantId, principal.keyId);
+  if (row === undefined) throw notFound(principal.keyId);
+  return { ...toApiKey(row), tenant: row.tenantSlug, timeZone: await tenantZone(db, principal.tenantId) };
 }
 
 /** Makes a key of the tenant; the key itself is returned only here. */

@@ -19,6 +19,11 @@ export interface KeyRow {
   syncLimit: number | null;
 }
 
+export async function tenantZone(db: Kysely<Schema>, tenantId: number): Promise<string> {
+  const row = await db.selectFrom("tenants").select("time_zone").where("id", "=", tenantId).executeTakeFirst();
+  return row?.time_zone ?? "UTC";
+}
+
 export async function insertTenant(db: Kysely<Schema>, slug: string, now: number): Promise<number> {
   const row = await db.insertInto("tenants").values({ slug, created_at: now }).returning("id").executeTakeFirstOrThrow();
   return row.id;

@@ -10,6 +10,7 @@ import type { StoredContent } from "../collections/record.js";
 import { monthNumber, monthStart } from "../platform/zone.js";
 import { engineOf } from "../storage/engine.js";
 import { insertMany } from "../storage/query-template.js";
+import { tenantZone } from "../tenants/tenant.repository.js";
 import type { Schema } from "../storage/schema.js";
 
 /** The collections a report counts, each by its kind number in `usage_records`. */
@@ -46,11 +47,6 @@ const MONTH_COLUMNS = ["tenant_id", "field", "month", "group_id", ...COUNTERS] a
 
 export function isUsageKind(name: string): name is UsageKind {
   return Object.hasOwn(USAGE_KINDS, name);
-}
-
-export async function tenantZone(db: Kysely<Schema>, tenantId: number): Promise<string> {
-  const row = await db.selectFrom("tenants").select("time_zone").where("id", "=", tenantId).executeTakeFirst();
-  return row?.time_zone ?? "UTC";
 }
 
 /** A copy's values in RECORD_COLUMNS order. */

@@ -10,9 +10,9 @@ import { ApiError } from "../platform/errors.js";
 import { checkCursorTenant, openCursor, pageJson, pageOf } from "../platform/pager.js";
 import { formatInZone, monthNumber, offsetAt, periodStarts } from "../platform/zone.js";
 import type { Schema } from "../storage/schema.js";
+import { tenantZone } from "../tenants/tenant.repository.js";
 import { groupNames } from "./usage.names.js";
 import { parseUsageQuery, type UsageQuery } from "./usage.query.js";
-import { tenantZone } from "./usage.repository.js";
 import { sliceStatement, usageRowOf, type MonthsArm, type UsageRow } from "./usage.sql.js";
 
 /** The most periods a window may hold (months, for `total`): a report is one answer, not a data dump. */
