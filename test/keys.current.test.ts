@@ -35,6 +35,8 @@ describe("GET /v1/key", () => {
     expect(JSON.stringify(reply.body)).not.toContain(made.body.key.slice(13));
     for (const scope of ["read", "admin"] as const)
       expect((await get(server(), "/v1/key", tenant.keys[scope])).body.scopes).toEqual([scope]);
+    // The client reads the same.
+    expect(await new CriblineClient({ baseUrl: server().url, apiKey: made.body.key }).currentKey()).toEqual(reply.body);
   });
 
   it("refuses no key and a revoked one with 401, and other methods with 405", async () => {
