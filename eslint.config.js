@@ -7,6 +7,8 @@ export default tseslint.config(
     ignores: [
       "dist/",
       "client/dist/",
+      "console/dist/",
+      "console/vite.config.mjs",
       "node_modules/",
       "data/",
       ".bench-cache/",

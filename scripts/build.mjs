@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * `npm run build`: the server into dist/ and the client into client/dist/, incrementally.
+ * `npm run build`: the server into dist/, the client into client/dist/ and the console (Vite)
+ * into console/dist/, incrementally.
  *
  * `tsc -b` compiles only when a source, a tsconfig or the compiler changed, or an output is
  * missing (its .tsbuildinfo files sit beside the tsconfigs, not in the outputs, and are
@@ -9,7 +10,7 @@
  * stale module can be imported from a build.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -52,4 +53,30 @@ for (const { source, output } of projects) {
   const removed = prune(source, output);
   if (removed > 0) console.log(`build: removed ${removed} file(s) of ${output}/ whose source is gone`);
 }
-process.exit(status ?? 1);
+if (status !== 0) process.exit(status ?? 1);
+
+/** The newest modification time of the files at `paths` (folders searched whole). */
+function newest(paths) {
+  let latest = 0;
+  for (const path of paths) {
+    const entries = statSync(path).isDirectory()
+      ? readdirSync(path, { recursive: true, withFileTypes: true })
+          .filter((e) => e.isFile())
+          .map((e) => join(e.parentPath, e.name))
+      : [path];
+    for (const file of entries) latest = Math.max(latest, statSync(file).mtimeMs);
+  }
+  return latest;
+}
+
+// The console: built again when a file it is made of (its sources, the zone code it shares, the
+// lockfile) is newer than its page.
+const page = join(root, "console", "dist", "index.html");
+const inputs = ["console/src", "console/index.html", "console/vite.config.mjs", "src/platform/zone.ts", "package-lock.json"].map((p) =>
+  join(root, p),
+);
+if (!existsSync(page) || newest(inputs) > statSync(page).mtimeMs) {
+  const vite = join(root, "node_modules", "vite", "bin", "vite.js");
+  const built = spawnSync(process.execPath, [vite, "build"], { cwd: join(root, "console"), stdio: "inherit" });
+  if (built.status !== 0) process.exit(built.status ?? 1);
+}

@@ -7,6 +7,7 @@ import Fastify, { LogController, type FastifyInstance } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { COLLECTIONS } from "./collections/registry.js";
 import { registerDocs } from "./docs/docs.routes.js";
+import { registerConsole } from "./console/console.routes.js";
 import { registerEventRoutes } from "./events/event.routes.js";
 import { registerUsageRoutes } from "./usage/usage.routes.js";
 import { registerHealthRoutes } from "./health.routes.js";
@@ -147,6 +148,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.addHook("onClose", async () => keyUsage.flush());
   await registerDocs(app);
+  await registerConsole(app);
   registerHealthRoutes(app, storage);
   registerListRoutes(app, { db, cursors });
   registerEventRoutes(app, { db, cursors, clock, keepDays: config.eventRetentionDays });

@@ -347,8 +347,11 @@ describe.each(ENDPOINTS)("$label", (endpoint) => {
 });
 
 describe("every route the app registers", () => {
-  /** The routes that need no key: health, the OpenAPI document and the reference page. */
-  const isPublic = (url: string) => ["/healthz", "/readyz", "/v1/openapi.json", "/docs"].includes(url) || url.startsWith("/docs/");
+  /** The routes that need no key: health, the OpenAPI document, the reference page and the console's files. */
+  const isPublic = (url: string) =>
+    ["/healthz", "/readyz", "/v1/openapi.json", "/docs", "/console"].includes(url) ||
+    url.startsWith("/docs/") ||
+    url.startsWith("/console/");
   const routes = () => server().app.routeBook.routes.filter((route) => !route.refuses);
   const keyed = () => routes().filter((route) => route.scope !== undefined);
   /** The path as the OpenAPI document and the labels above write it. */

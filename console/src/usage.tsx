@@ -1,0 +1,196 @@
+/** Usage: a report as a chart and a table, in the tenant's zone or another, with a CSV download of every row. */
+import { useState } from "preact/hooks";
+import { api, query, type KeyInUse, type Page } from "./api.ts";
+import { ErrorNote, Field, fromLocal, Pager, Table, usePaged } from "./parts.tsx";
+
+interface Counted {
+  count: number;
+  quantity: number;
+}
+type UsageRow = Record<string, string | null | number | Counted> & {
+  period: string;
+  withdrawals: Counted;
+  returns: Counted;
+  exchanges: Counted;
+  netQuantity: number;
+};
+
+const FIELDS = ["costCenterId", "employeeId", "productId", "sectorId", "deviceId"];
+const FIELD_LABELS: Record<string, string> = {
+  costCenterId: "Cost center",
+  employeeId: "Employee",
+  productId: "Product",
+  sectorId: "Sector",
+  deviceId: "Device",
+};
+const nameOf = (field: string) => `${field.slice(0, -2)}Name`;
+
+/** A group's label: its name, or its id when it has none. */
+const groupLabel = (row: UsageRow, fields: string[]) =>
+  fields.map((f) => (row[nameOf(f)] as string | null) ?? (row[f] as string)).join(" / ");
+
+const csvCell = (value: unknown) => {
+  const text = value === null || value === undefined ? "" : String(value);
+  const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+};
+
+function Chart({ rows, fields }: { rows: UsageRow[]; fields: string[] }) {
+  const max = Math.max(1, ...rows.map((r) => r.withdrawals.quantity));
+  return (
+    <figure class="chart">
+      <figcaption>Units withdrawn, this page's rows</figcaption>
+      <ul>
+        {rows.map((row, i) => {
+          const label = `${row.period.slice(0, 10)} ${groupLabel(row, fields)}`;
+          return (
+            <li key={i} data-quantity={row.withdrawals.quantity}>
+              <span class="bar-label">{label}</span>
+              <span
+                class="bar"
+                style={{ width: `${(100 * row.withdrawals.quantity) / max}%` }}
+                role="img"
+                aria-label={`${label}: ${row.withdrawals.quantity} withdrawn`}
+              />
+              <span class="bar-value">{row.withdrawals.quantity}</span>
+            </li>
+          );
+        })}
+      </ul>
+    </figure>
+  );
+}
+
+export function Usage({ who }: { who: KeyInUse }) {
+  const [form, setForm] = useState({ groupBy: "costCenterId", second: "", interval: "month", from: "", until: "", timeZone: "" });
+  const [applied, setApplied] = useState<typeof form>();
+  const [error, setError] = useState<unknown>();
+  const zone = applied?.timeZone || who.timeZone;
+  const fields = applied === undefined ? [] : [applied.groupBy, ...(applied.second === "" ? [] : [applied.second])];
+  const params =
+    applied === undefined
+      ? undefined
+      : {
+          groupBy: fields.join(","),
+          interval: applied.interval,
+          createdSince: fromLocal(zone, `${applied.from}T00:00`),
+          createdUntil: new Date(Date.parse(fromLocal(zone, `${applied.until}T00:00`)) + 86_400_000 - 1).toISOString(),
+          timeZone: applied.timeZone,
+        };
+  const paged = usePaged<UsageRow>(JSON.stringify(params), (cursor) =>
+    params === undefined
+      ? Promise.resolve({ data: [], cursor: null })
+      : api<Page<UsageRow>>("GET", `/v1/usage${query({ ...params, cursor, limit: 50 })}`),
+  );
+
+  async function download() {
+    if (params === undefined) return;
+    setError(undefined);
+    try {
+      const columns = ["period", ...fields.flatMap((f) => [f, nameOf(f)])];
+      const lines = [
+        [
+          ...columns,
+          "withdrawals.count",
+          "withdrawals.quantity",
+          "returns.count",
+          "returns.quantity",
+          "exchanges.count",
+          "exchanges.quantity",
+          "netQuantity",
+        ].join(","),
+      ];
+      let cursor: string | null = null;
+      do {
+        const page: Page<UsageRow> = await api<Page<UsageRow>>("GET", `/v1/usage${query({ ...params, cursor, limit: 100 })}`);
+        for (const r of page.data) {
+          const kinds = [r.withdrawals, r.returns, r.exchanges].flatMap((k) => [k.count, k.quantity]);
+          lines.push([...columns.map((c) => r[c]), ...kinds, r.netQuantity].map(csvCell).join(","));
+        }
+        cursor = page.cursor;
+      } while (cursor !== null);
+      const link = document.createElement("a");
+      link.href = URL.createObjectURL(new Blob([`${lines.join("\r\n")}\r\n`], { type: "text/csv" }));
+      link.download = `usage-${fields.join("-")}-${params.interval}.csv`;
+      link.click();
+      URL.revokeObjectURL(link.href);
+    } catch (failure) {
+      setError(failure);
+    }
+  }
+
+  const set = (name: keyof typeof form) => (e: Event) => setForm({ ...form, [name]: (e.target as HTMLInputElement).value });
+  return (
+    <section aria-labelledby="usage-title">
+      <h1 id="usage-title">Usage</h1>
+      <form
+        class="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setApplied({ ...form });
+        }}
+      >
+        <Field label="Group by">
+          <select name="groupBy" value={form.groupBy} onChange={set("groupBy")}>
+            {FIELDS.map((f) => (
+              <option key={f} value={f}>
+                {FIELD_LABELS[f]}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Then by (optional)">
+          <select name="second" value={form.second} onChange={set("second")}>
+            <option value="">Nothing</option>
+            {FIELDS.filter((f) => f !== form.groupBy).map((f) => (
+              <option key={f} value={f}>
+                {FIELD_LABELS[f]}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Per">
+          <select name="interval" value={form.interval} onChange={set("interval")}>
+            <option value="day">day</option>
+            <option value="week">week</option>
+            <option value="month">month</option>
+            <option value="total">whole period</option>
+          </select>
+        </Field>
+        <Field label="From (first day)">
+          <input name="from" type="date" required value={form.from} onInput={set("from")} />
+        </Field>
+        <Field label="Until (last day)">
+          <input name="until" type="date" required value={form.until} onInput={set("until")} />
+        </Field>
+        <Field label="Time zone" hint={`empty: the tenant's, ${who.timeZone}`}>
+          <input name="timeZone" value={form.timeZone} onInput={set("timeZone")} />
+        </Field>
+        <button type="submit">Show</button>
+        <button type="button" onClick={() => void download()} disabled={params === undefined}>
+          Download CSV
+        </button>
+      </form>
+      <ErrorNote error={error} />
+      <ErrorNote error={paged.error} />
+      {params !== undefined && (
+        <>
+          <Chart rows={paged.page?.data ?? []} fields={fields} />
+          <Table
+            caption={`Usage per ${params.interval}, page ${paged.number}`}
+            columns={[
+              { label: "Period", value: (r) => r.period },
+              ...fields.map((f) => ({ label: FIELD_LABELS[f] ?? f, value: (r: UsageRow) => groupLabel(r, [f]) })),
+              { label: "Withdrawals", value: (r) => `${r.withdrawals.count} (${r.withdrawals.quantity} units)` },
+              { label: "Returns", value: (r) => `${r.returns.count} (${r.returns.quantity} units)` },
+              { label: "Exchanges", value: (r) => `${r.exchanges.count} (${r.exchanges.quantity} units)` },
+              { label: "Net units", value: (r) => r.netQuantity },
+            ]}
+            rows={paged.page?.data ?? []}
+          />
+          <Pager paged={paged} label="Usage" />
+        </>
+      )}
+    </section>
+  );
+}

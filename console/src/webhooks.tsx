@@ -1,0 +1,249 @@
+/** Webhooks: endpoints made, changed, tested, disabled and enabled, their secrets rotated; each endpoint's attempts; replays. */
+import { useState } from "preact/hooks";
+import { api, query, type KeyInUse, type Page } from "./api.ts";
+import { EVENT_TYPES } from "./events.tsx";
+import { Details, ErrorNote, Field, fromLocal, inZone, Pager, Table, usePaged } from "./parts.tsx";
+
+interface Endpoint {
+  id: string;
+  url: string;
+  description: string | null;
+  events: string[];
+  enabled: boolean;
+  disabledReason: string | null;
+  createdAt: string;
+}
+
+interface Attempt {
+  id: string;
+  deliveryId: string;
+  webhookId: string;
+  eventType: string;
+  attemptedAt: string;
+  status: string;
+  responseCode: number | null;
+  durationMs: number;
+  error: string | null;
+  nextAttemptAt: string | null;
+}
+
+function EndpointForm({
+  initial,
+  onSave,
+  label,
+}: {
+  initial?: Endpoint;
+  onSave: (body: Record<string, unknown>) => Promise<void>;
+  label: string;
+}) {
+  const [url, setUrl] = useState(initial?.url ?? "");
+  const [description, setDescription] = useState(initial?.description ?? "");
+  const [events, setEvents] = useState<string[]>(initial?.events ?? ["withdrawal.created"]);
+  return (
+    <form
+      class="filters"
+      aria-label={label}
+      onSubmit={(e) => {
+        e.preventDefault();
+        void onSave({ url, events, description: description === "" ? null : description });
+      }}
+    >
+      <Field label="URL">
+        <input name="url" type="url" required value={url} onInput={(e) => setUrl((e.target as HTMLInputElement).value)} />
+      </Field>
+      <Field label="Description">
+        <input name="description" value={description} onInput={(e) => setDescription((e.target as HTMLInputElement).value)} />
+      </Field>
+      <fieldset class="events">
+        <legend>Events</legend>
+        {EVENT_TYPES.map((t) => (
+          <label key={t} class="check">
+            <input
+              type="checkbox"
+              value={t}
+              checked={events.includes(t)}
+              onChange={(e) => setEvents((e.target as HTMLInputElement).checked ? [...events, t] : events.filter((x) => x !== t))}
+            />
+            {t}
+          </label>
+        ))}
+      </fieldset>
+      <button type="submit">{label}</button>
+    </form>
+  );
+}
+
+function EndpointView({ who, endpoint, onChanged }: { who: KeyInUse; endpoint: Endpoint; onChanged: () => void }) {
+  const zone = who.timeZone;
+  const base = `/v1/webhook-endpoints/${encodeURIComponent(endpoint.id)}`;
+  const [error, setError] = useState<unknown>();
+  const [note, setNote] = useState("");
+  const [open, setOpen] = useState<Attempt>();
+  const [version, setVersion] = useState(0);
+  const [since, setSince] = useState("");
+  const [until, setUntil] = useState("");
+  const attempts = usePaged<Attempt>(`${endpoint.id} ${version}`, (cursor) =>
+    api<Page<Attempt>>("GET", `${base}/attempts${query({ cursor, limit: 20 })}`),
+  );
+  const act = (work: () => Promise<string>) => async () => {
+    setError(undefined);
+    setNote("");
+    try {
+      setNote(await work());
+      setVersion(version + 1);
+      onChanged();
+    } catch (failure) {
+      setError(failure);
+    }
+  };
+  return (
+    <section class="endpoint" aria-label={`Endpoint ${endpoint.url}`}>
+      <h2>{endpoint.url}</h2>
+      <p>
+        {endpoint.enabled ? "Enabled" : `Disabled${endpoint.disabledReason ? `: ${endpoint.disabledReason}` : ""}`} ·{" "}
+        {endpoint.events.join(", ")}
+      </p>
+      <div class="actions">
+        <button
+          type="button"
+          onClick={act(async () => {
+            const test = await api<{ status: string; responseCode: number | null; durationMs: number; error: string | null }>(
+              "POST",
+              `${base}/test`,
+            );
+            return `Test event ${test.status}: ${test.error ?? `answered ${test.responseCode}`} in ${test.durationMs} ms`;
+          })}
+        >
+          Send test event
+        </button>
+        <button
+          type="button"
+          onClick={act(
+            async () => (
+              await api("POST", `${base}/${endpoint.enabled ? "disable" : "enable"}`),
+              endpoint.enabled ? "Disabled" : "Enabled"
+            ),
+          )}
+        >
+          {endpoint.enabled ? "Disable" : "Enable"}
+        </button>
+        <button
+          type="button"
+          onClick={act(
+            async () => `New secret, shown only now: ${(await api<{ secret: string }>("POST", `${base}/rotate-secret`)).secret}`,
+          )}
+        >
+          Rotate secret
+        </button>
+      </div>
+      <EndpointForm
+        initial={endpoint}
+        label="Save changes"
+        onSave={(body) => act(async () => (await api("PATCH", base, body), "Saved"))()}
+      />
+      <p role="status">{note}</p>
+      <ErrorNote error={error} />
+      <form
+        class="filters"
+        aria-label="Replay a period"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void act(async () => {
+            const done = await api<{ replayed: number }>("POST", `${base}/replay`, {
+              since: fromLocal(zone, since),
+              until: fromLocal(zone, until),
+            });
+            return `Replayed ${done.replayed} deliveries`;
+          })();
+        }}
+      >
+        <Field label={`Replay from (${zone})`}>
+          <input type="datetime-local" required value={since} onInput={(e) => setSince((e.target as HTMLInputElement).value)} />
+        </Field>
+        <Field label={`Replay until (${zone})`}>
+          <input type="datetime-local" required value={until} onInput={(e) => setUntil((e.target as HTMLInputElement).value)} />
+        </Field>
+        <button type="submit">Replay period</button>
+      </form>
+      <ErrorNote error={attempts.error} />
+      <Table
+        caption={`Attempts, page ${attempts.number}`}
+        columns={[
+          { label: "When", value: (a) => inZone(zone, a.attemptedAt) },
+          { label: "Event", value: (a) => a.eventType },
+          { label: "Status", value: (a) => `${a.status}${a.responseCode === null ? "" : ` (${a.responseCode})`}` },
+          { label: "Error", value: (a) => a.error ?? "" },
+          {
+            label: "Replay",
+            value: (a) => (
+              <button
+                type="button"
+                onClick={act(
+                  async () => (
+                    await api("POST", `${base}/deliveries/${encodeURIComponent(a.deliveryId)}/replay`),
+                    `Replaying ${a.webhookId}`
+                  ),
+                )}
+              >
+                Replay {a.webhookId}
+              </button>
+            ),
+          },
+        ]}
+        rows={attempts.page?.data ?? []}
+        onOpen={setOpen}
+      />
+      <Pager paged={attempts} label="Attempts" />
+      {open && <Details title={`Attempt ${open.id}`} value={open} onClose={() => setOpen(undefined)} />}
+    </section>
+  );
+}
+
+export function Webhooks({ who }: { who: KeyInUse }) {
+  const [version, setVersion] = useState(0);
+  const [error, setError] = useState<unknown>();
+  const [secret, setSecret] = useState("");
+  const [selected, setSelected] = useState<string>();
+  const endpoints = usePaged<Endpoint>(String(version), (cursor) =>
+    api<Page<Endpoint>>("GET", `/v1/webhook-endpoints${query({ cursor, limit: 20 })}`),
+  );
+  const current = endpoints.page?.data.find((e) => e.id === selected);
+  return (
+    <section aria-labelledby="webhooks-title">
+      <h1 id="webhooks-title">Webhooks</h1>
+      <EndpointForm
+        label="Create endpoint"
+        onSave={async (body) => {
+          setError(undefined);
+          try {
+            const made = await api<Endpoint & { secret: string }>("POST", "/v1/webhook-endpoints", body);
+            setSecret(made.secret);
+            setSelected(made.id);
+            setVersion(version + 1);
+          } catch (failure) {
+            setError(failure);
+          }
+        }}
+      />
+      <ErrorNote error={error} />
+      {secret && (
+        <p class="secret" role="status">
+          The endpoint's signing secret, shown only now: <output aria-label="Signing secret">{secret}</output>
+        </p>
+      )}
+      <ErrorNote error={endpoints.error} />
+      <Table
+        caption={`Endpoints, page ${endpoints.number}`}
+        columns={[
+          { label: "URL", value: (e) => e.url },
+          { label: "State", value: (e) => (e.enabled ? "enabled" : "disabled") },
+          { label: "Events", value: (e) => e.events.length },
+        ]}
+        rows={endpoints.page?.data ?? []}
+        onOpen={(e) => setSelected(e.id)}
+      />
+      <Pager paged={endpoints} label="Endpoints" />
+      {current && <EndpointView key={current.id} who={who} endpoint={current} onChanged={() => setVersion(version + 1)} />}
+    </section>
+  );
+}
