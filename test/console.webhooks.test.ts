@@ -55,6 +55,12 @@ describe("the console's webhooks", () => {
     const replay = page.getByRole("button", { name: /^Replay msg_/ }).first();
     await replay.waitFor();
     expect(await page.locator("tbody").last().textContent()).toContain("500");
+    // Only the failed attempts, and one of them whole: what was sent, what came back.
+    await page.getByLabel("Outcome").selectOption("failed");
+    await expect.poll(() => page.locator("tbody").last().locator("tr").count()).toBe(1);
+    await page.locator("tbody").last().getByRole("button", { name: "Details" }).click();
+    await expect.poll(() => page.getByRole("region", { name: /^Attempt att_/ }).textContent()).toContain("HTTP 500");
+    await expect.poll(() => page.getByRole("region", { name: "The event sent" }).textContent()).toContain("withdrawal.created");
     await replay.click();
     await expect.poll(() => page.getByRole("status").filter({ hasText: "Replaying" }).count()).toBe(1);
     await deliver();

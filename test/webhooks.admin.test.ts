@@ -84,7 +84,7 @@ async function readAllPages(tenant: TestTenant, path: string, limit: number): Pr
   let pages = 0;
   do {
     const query: string = `limit=${limit}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`;
-    const reply = await call(tenant, "GET", `${path}?${query}`);
+    const reply = await call(tenant, "GET", `${path}${path.includes("?") ? "&" : "?"}${query}`);
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     expect(reply.body.data.length).toBeLessThanOrEqual(limit);
     items.push(...reply.body.data);
@@ -455,6 +455,29 @@ describe("the attempt log", () => {
     expect(Date.parse(items[0].attemptedAt)).toBeGreaterThan(Date.parse(items[1].attemptedAt));
   });
 
+  it("keeps the attempts of one outcome, or of a time window, and binds a cursor to them", async () => {
+    const tenant = await tenantWithCleanSlate();
+    const endpoint = await create(tenant);
+    await syncAt(tenant, "withdrawals", [withdrawal()]);
+    receiver.answers = [503, 200];
+    await deliver();
+    const failedAt = clock.now;
+    clock.now += RETRY_DELAYS_MS[0]!;
+    await deliver();
+    const attempts = `${BASE}/${endpoint.id}/attempts`;
+    const statuses = async (query: string) => (await call(tenant, "GET", `${attempts}?${query}`)).body.data.map((a: any) => a.responseCode);
+    expect(await statuses("status=failed")).toEqual([503]);
+    expect(await statuses("status=succeeded")).toEqual([200]);
+    const at = (ms: number) => new Date(ms).toISOString();
+    expect(await statuses(`attemptedSince=${at(failedAt + 1)}`)).toEqual([200]);
+    expect(await statuses(`attemptedUntil=${at(failedAt + 1)}`)).toEqual([503]);
+    expect(await statuses(`status=failed&attemptedSince=${at(failedAt + 1)}`)).toEqual([]);
+    const { items } = await readAllPages(tenant, `${attempts}?status=failed`, 1);
+    expect(items.map((a: any) => a.status)).toEqual(["failed"]);
+    const cursor = (await call(tenant, "GET", `${attempts}?limit=1`)).body.cursor as string;
+    expectProblem(await call(tenant, "GET", `${attempts}?status=failed&cursor=${encodeURIComponent(cursor)}`), 400, "invalid_cursor");
+  });
+
   it("records a receiver that never answered with no response code", async () => {
     const tenant = await tenantWithCleanSlate();
     const endpoint = await create(tenant, ["employee.created"]);
@@ -475,7 +498,15 @@ describe("the attempt log", () => {
     expect(cursor).toEqual(expect.any(String));
     expectProblem(await call(tenant, "GET", `${BASE}/${b.id}/attempts?cursor=${encodeURIComponent(cursor)}`), 400, "invalid_cursor");
     expectProblem(await call(tenant, "GET", `${BASE}/${a.id}/attempts?limit=0`), 400, "invalid_limit");
-    expectProblem(await call(tenant, "GET", `${BASE}/${a.id}/attempts?status=failed`), 400, "unknown_parameter");
+    expectProblem(await call(tenant, "GET", `${BASE}/${a.id}/attempts?colour=red`), 400, "unknown_parameter");
+    expectProblem(await call(tenant, "GET", `${BASE}/${a.id}/attempts?status=retried`), 400, "invalid_parameter");
+    const reversed = await call(
+      tenant,
+      "GET",
+      `${BASE}/${a.id}/attempts?attemptedSince=2026-11-02T00:00:00Z&attemptedUntil=2026-11-01T00:00:00Z`,
+    );
+    expectProblem(reversed, 400, "invalid_time_window");
+    expect(reversed.body.param).toBe("attemptedSince");
     expectProblem(await call(tenant, "GET", `${BASE}/we_missing/attempts`), 404, "not_found");
   });
 });

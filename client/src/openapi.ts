@@ -4,6 +4,65 @@
  */
 
 export interface paths {
+    "/console": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        RateLimit: components["headers"]["RateLimit"];
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Too many requests: this key's (or, without a valid key, this address's) quota for the window is used up. */
+                429: {
+                    headers: {
+                        "Retry-After": components["headers"]["Retry-After"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        RateLimit: components["headers"]["RateLimit"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Service unavailable (`service_unavailable`): the database is unreachable, busy beyond its limits or too slow; retry after `Retry-After`. */
+                503: {
+                    headers: {
+                        "Retry-After": components["headers"]["Retry-After"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        RateLimit: components["headers"]["RateLimit"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -596,7 +655,7 @@ export interface paths {
         };
         /**
          * List an endpoint's delivery attempts
-         * @description Every attempt to send an event to the endpoint within the retention period (`CRIBLINE_WEBHOOK_RETENTION_DAYS`, 30 days by default), newest first by `attemptedAt` (ties by `id`, descending).
+         * @description Every attempt to send an event to the endpoint within the retention period (`CRIBLINE_WEBHOOK_RETENTION_DAYS`, 30 days by default), newest first by `attemptedAt` (ties by `id`, descending); `status` and `attemptedSince`/`attemptedUntil` keep some of them.
          */
         get: operations["listWebhookAttempts"];
         put?: never;
@@ -4659,6 +4718,12 @@ export interface operations {
                 limit?: number;
                 /** @description The `cursor` of the previous page, exactly as received. */
                 cursor?: string;
+                /** @description Only attempts answered with a 2xx (`succeeded`), or the others (`failed`). */
+                status?: "succeeded" | "failed";
+                /** @description RFC 3339 date-time with seconds and zone, e.g. 2026-11-22T10:15:30Z. Inclusive; matches the attempt's `attemptedAt`. */
+                attemptedSince?: string;
+                /** @description RFC 3339 date-time with seconds and zone, e.g. 2026-11-22T10:15:30Z. Inclusive; matches the attempt's `attemptedAt`. */
+                attemptedUntil?: string;
             };
             header?: never;
             path: {

@@ -1,5 +1,5 @@
 /** Webhooks: endpoints made, changed, tested, disabled and enabled, their secrets rotated; each endpoint's attempts; replays. */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api, query, type KeyInUse, type Page } from "./api.ts";
 import { EVENT_TYPES } from "./events.tsx";
 import { Details, ErrorNote, Field, fromLocal, inZone, Pager, Table, usePaged } from "./parts.tsx";
@@ -82,8 +82,10 @@ function EndpointView({ who, endpoint, onChanged }: { who: KeyInUse; endpoint: E
   const [version, setVersion] = useState(0);
   const [since, setSince] = useState("");
   const [until, setUntil] = useState("");
-  const attempts = usePaged<Attempt>(`${endpoint.id} ${version}`, (cursor) =>
-    api<Page<Attempt>>("GET", `${base}/attempts${query({ cursor, limit: 20 })}`),
+  const [filter, setFilter] = useState({ status: "", from: "", to: "" });
+  const shown = { status: filter.status, attemptedSince: fromLocal(zone, filter.from), attemptedUntil: fromLocal(zone, filter.to) };
+  const attempts = usePaged<Attempt>(`${endpoint.id} ${version} ${query(shown)}`, (cursor) =>
+    api<Page<Attempt>>("GET", `${base}/attempts${query({ ...shown, cursor, limit: 20 })}`),
   );
   const act = (work: () => Promise<string>) => async () => {
     setError(undefined);
@@ -165,6 +167,33 @@ function EndpointView({ who, endpoint, onChanged }: { who: KeyInUse; endpoint: E
         </Field>
         <button type="submit">Replay period</button>
       </form>
+      <form class="filters" aria-label="Attempts shown" onSubmit={(e) => e.preventDefault()}>
+        <Field label="Outcome">
+          <select
+            name="status"
+            value={filter.status}
+            onChange={(e) => setFilter({ ...filter, status: (e.target as HTMLSelectElement).value })}
+          >
+            <option value="">Any</option>
+            <option value="succeeded">succeeded</option>
+            <option value="failed">failed</option>
+          </select>
+        </Field>
+        <Field label={`Attempted from (${zone})`}>
+          <input
+            type="datetime-local"
+            value={filter.from}
+            onChange={(e) => setFilter({ ...filter, from: (e.target as HTMLInputElement).value })}
+          />
+        </Field>
+        <Field label={`Attempted until (${zone})`}>
+          <input
+            type="datetime-local"
+            value={filter.to}
+            onChange={(e) => setFilter({ ...filter, to: (e.target as HTMLInputElement).value })}
+          />
+        </Field>
+      </form>
       <ErrorNote error={attempts.error} />
       <Table
         caption={`Attempts, page ${attempts.number}`}
@@ -194,8 +223,43 @@ function EndpointView({ who, endpoint, onChanged }: { who: KeyInUse; endpoint: E
         onOpen={setOpen}
       />
       <Pager paged={attempts} label="Attempts" />
-      {open && <Details title={`Attempt ${open.id}`} value={open} onClose={() => setOpen(undefined)} />}
+      {open && <AttemptView who={who} attempt={open} onClose={() => setOpen(undefined)} />}
     </section>
+  );
+}
+
+/** An attempt: what was sent (the event, to a key that may read events) and what came back. */
+function AttemptView({ who, attempt, onClose }: { who: KeyInUse; attempt: Attempt; onClose: () => void }) {
+  const [sent, setSent] = useState<unknown>();
+  const [error, setError] = useState<unknown>();
+  const mayRead = who.scopes.includes("read");
+  useEffect(() => {
+    if (!mayRead) return;
+    api("GET", `/v1/events/${encodeURIComponent(attempt.webhookId)}`).then(setSent, setError);
+  }, [attempt.webhookId]);
+  return (
+    <>
+      <Details
+        title={`Attempt ${attempt.id}`}
+        value={{
+          request: `POST, webhook-id ${attempt.webhookId}, ${attempt.eventType}`,
+          response: attempt.responseCode === null ? "no answer" : `HTTP ${attempt.responseCode} in ${attempt.durationMs} ms`,
+          error: attempt.error ?? "none",
+          attemptedAt: inZone(who.timeZone, attempt.attemptedAt),
+          nextAttemptAt: inZone(who.timeZone, attempt.nextAttemptAt) || "none",
+        }}
+        onClose={onClose}
+      />
+      <section aria-label="The event sent">
+        <h3>The event sent</h3>
+        {mayRead ? (
+          <pre>{sent === undefined ? "" : JSON.stringify(sent, null, 2)}</pre>
+        ) : (
+          <p>A key with the read scope shows the event sent.</p>
+        )}
+        <ErrorNote error={error} />
+      </section>
+    </>
   );
 }
 

@@ -125,12 +125,15 @@ export function timeParam(description: string): Param {
   };
 }
 
-/** A time window's inclusive bounds in milliseconds, from parsed `createdSince` and `createdUntil`; 400 when they are the wrong way round. */
-export function timeWindowOf(values: ReadonlyMap<string, unknown>): { since: number | undefined; until: number | undefined } {
-  const since = values.get("createdSince") as ParsedTime | undefined;
-  const until = values.get("createdUntil") as ParsedTime | undefined;
+/** A time window's inclusive bounds in milliseconds, from its two parsed parameters (`createdSince` and `createdUntil` unless named); 400 when they are the wrong way round. */
+export function timeWindowOf(
+  values: ReadonlyMap<string, unknown>,
+  names: [since: string, until: string] = ["createdSince", "createdUntil"],
+): { since: number | undefined; until: number | undefined } {
+  const since = values.get(names[0]) as ParsedTime | undefined;
+  const until = values.get(names[1]) as ParsedTime | undefined;
   if (since !== undefined && until !== undefined && compareTimes(since, until) > 0) {
-    throw new ApiError("invalid_time_window", "createdSince must be earlier than or equal to createdUntil", { param: "createdSince" });
+    throw new ApiError("invalid_time_window", `${names[0]} must be earlier than or equal to ${names[1]}`, { param: names[0] });
   }
   return {
     // Stored times are whole milliseconds: a lower bound with a finer fraction rounds up.

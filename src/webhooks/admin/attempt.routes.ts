@@ -3,9 +3,9 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { pageSchemaOf } from "../../platform/pager.js";
 import { problemResponses } from "../../platform/problem.js";
-import { PAGE_PARAMS, querySchemaOf, rawQuery } from "../../platform/query-string.js";
+import { rawQuery } from "../../platform/query-string.js";
 import { principalOf } from "../../tenants/auth.hooks.js";
-import { attemptsPage } from "./attempt.service.js";
+import { attemptQuerySchema, attemptsPage } from "./attempt.service.js";
 import { ADMIN, BY_ID, DOCS, knownIds, type WebhookAdminDeps } from "./webhook.api.js";
 import { toAttempt } from "./webhook.mapper.js";
 import { IdParams } from "./webhook.schema.js";
@@ -22,10 +22,10 @@ export function registerAttemptRoutes(fastify: FastifyInstance, { db, cursors }:
         operationId: "listWebhookAttempts",
         summary: "List an endpoint's delivery attempts",
         description:
-          "Every attempt to send an event to the endpoint within the retention period (`CRIBLINE_WEBHOOK_RETENTION_DAYS`, 30 days by default), newest first by `attemptedAt` (ties by `id`, descending).",
+          "Every attempt to send an event to the endpoint within the retention period (`CRIBLINE_WEBHOOK_RETENTION_DAYS`, 30 days by default), newest first by `attemptedAt` (ties by `id`, descending); `status` and `attemptedSince`/`attemptedUntil` keep some of them.",
         security: DOCS.security,
         params: IdParams,
-        querystring: querySchemaOf(PAGE_PARAMS),
+        querystring: attemptQuerySchema(),
         response: { 200: pageSchemaOf("WebhookAttempt"), ...problemResponses(400, 401, 403, 404) },
       },
     },

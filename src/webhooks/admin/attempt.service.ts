@@ -5,10 +5,33 @@
 import type { Kysely } from "kysely";
 import type { CursorCodec } from "../../platform/cursor.js";
 import { readPage, type Page } from "../../platform/pager.js";
-import { parsePageRequest } from "../../platform/query-string.js";
+import { Type } from "@sinclair/typebox";
+import {
+  PAGE_PARAMS,
+  pageRequestOf,
+  parseParams,
+  querySchemaOf,
+  timeParam,
+  timeWindowOf,
+  type Param,
+} from "../../platform/query-string.js";
 import type { Schema } from "../../storage/schema.js";
-import { attemptPage, type AttemptRow } from "./attempt.repository.js";
+import { attemptPage, type AttemptFilters, type AttemptRow } from "./attempt.repository.js";
 import { getEndpoint } from "./endpoint.service.js";
+
+const STATUS: Param = {
+  schema: Type.String({
+    enum: ["succeeded", "failed"],
+    description: "Only attempts answered with a 2xx (`succeeded`), or the others (`failed`).",
+  }),
+  error: "invalid_parameter",
+  parse: (raw) => (raw === "succeeded" || raw === "failed" ? raw : undefined),
+  expects: "succeeded or failed",
+};
+const WHEN = timeParam("Inclusive; matches the attempt's `attemptedAt`.");
+const ATTEMPT_PARAMS = { ...PAGE_PARAMS, status: STATUS, attemptedSince: WHEN, attemptedUntil: WHEN };
+
+export const attemptQuerySchema = () => querySchemaOf(ATTEMPT_PARAMS);
 
 export async function attemptsPage(
   db: Kysely<Schema>,
@@ -18,12 +41,15 @@ export async function attemptsPage(
   queryString: string,
 ): Promise<Page<AttemptRow>> {
   await getEndpoint(db, tenantId, endpointId);
+  const { values, texts } = parseParams(queryString, ATTEMPT_PARAMS);
+  const window = timeWindowOf(values, ["attemptedSince", "attemptedUntil"]);
+  const filters: AttemptFilters = { status: values.get("status") as AttemptFilters["status"], ...window };
   const paged = {
     list: `webhook-endpoints/${endpointId}/attempts`,
-    filterKey: "[]",
+    filterKey: JSON.stringify(texts.filter(([k]) => k !== "limit" && k !== "cursor").sort(([a], [b]) => (a < b ? -1 : 1))),
     positionOf: (row: AttemptRow) => ({ key: row.attempted_at, id: row.id }),
   };
-  return readPage(cursors, tenantId, paged, parsePageRequest(queryString), (after, take) =>
-    attemptPage(db, tenantId, endpointId, after, take),
+  return readPage(cursors, tenantId, paged, pageRequestOf(values), (after, take) =>
+    attemptPage(db, tenantId, endpointId, filters, after, take),
   );
 }
