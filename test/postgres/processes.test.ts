@@ -117,6 +117,11 @@ describe("cribline serve --workers", () => {
       `listening on http://127.0.0.1:${server.port} and every other interface (HOST=0.0.0.0) with 2 workers`,
     );
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    // Every worker serves the console, with its policy, from the one build.
+    for (let i = 0; i < 4; i += 1) {
+      const page = await fetch(`${server.url}/console/`, { headers: { connection: "close" } });
+      expect([page.status, page.headers.get("content-security-policy")]).toEqual([200, expect.stringContaining("script-src 'self'")]);
+    }
   });
 
   it("serves one port from N worker processes, replaces one that dies, and stops them all on SIGTERM", { timeout: SLOW }, async () => {
