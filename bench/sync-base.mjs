@@ -45,7 +45,7 @@ function run(command, args, options = {}) {
 }
 
 /** The revision's commit and a built tree of it, made once and kept in the bench cache. */
-function baseTree(revision, log) {
+export function baseTree(revision, log) {
   const commit = run("git", ["rev-parse", "--verify", `${revision}^{commit}`], { cwd: ROOT }).trim();
   const dir = join(CACHE_DIR, `base-${commit}`);
   const done = join(dir, ".built");
@@ -94,9 +94,10 @@ function cli(tree, env, args) {
 
 /**
  * One build's side: a new database migrated by its own CLI, a tenant with the demo's year of
- * history and a sync key, and its server listening. Resolves to its URL, key and a stop().
+ * history and a key of `scopes` (sync unless given), and its server listening. Resolves to its
+ * URL, key and a stop().
  */
-async function startSide(name, tree, engine, postgresUrl, dir) {
+export async function startSide(name, tree, engine, postgresUrl, dir, scopes = "sync") {
   const pgName = engine === "postgres" ? workDatabaseName(`syncbase_${name}`) : undefined;
   const databaseUrl = engine === "sqlite" ? `sqlite:${join(dir, `${name}.db`)}` : postgresUrlFor(postgresUrl, pgName);
   if (pgName !== undefined) {
@@ -124,7 +125,7 @@ async function startSide(name, tree, engine, postgresUrl, dir) {
   try {
     await cli(tree, env, ["migrate"]);
     await cli(tree, env, ["demo", "--tenant", "bench", "--scale", String(syncBaseSettings.scale)]);
-    const key = (await cli(tree, env, ["keys", "create", "--tenant", "bench", "--scopes", "sync"])).trim().split("\n").pop();
+    const key = (await cli(tree, env, ["keys", "create", "--tenant", "bench", "--scopes", scopes])).trim().split("\n").pop();
     // Its request log goes where the bench's servers' goes: a real server logs every request.
     const devNull = openSync("/dev/null", "w");
     const child = spawn(process.execPath, ["bin/cribline", "serve"], { cwd: tree, env, stdio: ["ignore", devNull, "inherit"] });
