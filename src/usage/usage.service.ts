@@ -2,7 +2,9 @@
  * A page of a usage report. The window's periods are found in the report's time zone; the page
  * reads them in slices, one statement each, the first slice one period wide and each next twice
  * as wide, until the page is full: a page of a wide report reads no further than it needs.
- * Whole months in the tenant's own zone are read from their totals, the rest from the records.
+ * Whole months of the tenant's own zone are read from their totals, the rest from the records:
+ * by month in that zone, or in total in any zone (the whole window is then one period, and
+ * which months are whole inside it does not depend on the zone the period is written in).
  */
 import type { Kysely } from "kysely";
 import type { CursorCodec } from "../platform/cursor.js";
@@ -50,12 +52,12 @@ interface Plan {
   tenantId: number;
   zone: string;
   periods: number[];
-  /** Whole months come from their totals (the tenant's zone, one group, filters on it alone). */
-  byMonths: boolean;
+  /** The tenant's zone, whose whole months come from their totals; undefined: none do. */
+  monthsZone: string | undefined;
 }
 
 async function readRows(db: Kysely<Schema>, plan: Plan, start: number, after: { period: number; groups: string[] } | undefined) {
-  const { query, periods, zone } = plan;
+  const { query, periods, monthsZone } = plan;
   const rows: UsageRow[] = [];
   const wanted = query.limit + 1;
   for (let a = start, width = 1; a < periods.length && rows.length < wanted; a += width, width *= 2) {
@@ -63,11 +65,11 @@ async function readRows(db: Kysely<Schema>, plan: Plan, start: number, after: { 
     const from = Math.max(query.since, periods[a] ?? 0);
     const to = b < periods.length ? (periods[b] ?? 0) : query.until + 1;
     const slice = periods.slice(a, b);
-    const split = plan.byMonths ? splitByMonths(zone, from, to) : { ranges: [[from, to]] as [number, number][] };
+    const split = monthsZone === undefined ? { ranges: [[from, to]] as [number, number][] } : splitByMonths(monthsZone, from, to);
     let months: MonthsArm | undefined;
-    if (split.months !== undefined) {
+    if (split.months !== undefined && monthsZone !== undefined) {
       const field = query.groupBy[0] ?? "costCenterId";
-      const thresholds = slice.slice(1).map((p) => monthNumber(p + offsetAt(zone, p)));
+      const thresholds = slice.slice(1).map((p) => monthNumber(p + offsetAt(monthsZone, p)));
       months = { field, from: split.months.first, to: split.months.last + 1, thresholds, periods: slice };
     }
     const statement = sliceStatement({
@@ -106,11 +108,10 @@ export async function usagePage(db: Kysely<Schema>, cursors: CursorCodec, tenant
   const periods = periodStarts(zone, query.interval, query.since, query.until, MAX_PERIODS) ?? tooWide(query);
   if (query.interval === "total" && periodStarts(zone, "month", query.since, query.until, MAX_PERIODS) === undefined) tooWide(query);
   const byMonths =
-    zone === ownZone &&
-    (query.interval === "month" || query.interval === "total") &&
+    (query.interval === "total" || (query.interval === "month" && zone === ownZone)) &&
     query.groupBy.length === 1 &&
     query.filters.every(([field]) => field === query.groupBy[0]);
-  const plan: Plan = { query, tenantId, zone, periods, byMonths };
+  const plan: Plan = { query, tenantId, zone, periods, monthsZone: byMonths ? ownZone : undefined };
 
   let start = 0;
   let after: { period: number; groups: string[] } | undefined;
