@@ -417,11 +417,13 @@ async function databaseSize(baseUrl, name) {
  * Drops the bench's databases that are no longer needed: caches of another fingerprint or
  * version (about 1.5 GiB each; they refuse connections, so a plain DROP does), and working
  * databases whose bench process is gone (WITH (FORCE): a server it left may still hold them).
+ * The usage section's caches (`cribline_bench_usage_*`) are left to bench/usage-data.mjs.
  */
 async function dropStalePostgres(client, keep, log) {
   const { rows } = await client.query("SELECT datname FROM pg_database WHERE starts_with(datname, $1) ORDER BY datname", [PG_PREFIX]);
   for (const { datname } of rows) {
-    if (datname === keep) continue;
+    // The usage section's caches are its own to keep or drop (bench/usage-data.mjs).
+    if (datname === keep || datname.startsWith(`${PG_PREFIX}usage_`)) continue;
     const work = PG_WORK.exec(datname);
     if (work !== null && (Number(work[1]) === process.pid || processAlive(Number(work[1])))) continue;
     log(`dataset: dropping the ${work === null ? "outdated PostgreSQL cache" : "left-over working database"} ${datname}`);

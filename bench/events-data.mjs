@@ -129,11 +129,14 @@ async function expiredEvents(db, tenantId, count, before) {
   return rows;
 }
 
-/** bench/server.mjs with its sweep route, on `databaseUrl`; resolves once it listens, with its url and a stop(). */
-export function startServer(databaseUrl, cursorSecret) {
+/**
+ * bench/server.mjs with its sweep route, on `databaseUrl` (its fixed page the tenant's); resolves
+ * once it listens, with its url and a stop().
+ */
+export function startServer(databaseUrl, cursorSecret, tenant = BENCH_TENANT) {
   const devNull = openSync("/dev/null", "w");
   // As run.mjs's servers, with the sweep on request.
-  const env = { ...serverEnv(databaseUrl, cursorSecret), BENCH_SWEEP: "on" };
+  const env = { ...serverEnv(databaseUrl, cursorSecret, tenant), BENCH_SWEEP: "on" };
   const child = spawn(process.execPath, [join(ROOT, "bench", "server.mjs")], {
     cwd: ROOT,
     env,

@@ -23,8 +23,9 @@
  * (on, off, only: metrics on against off and a backup, on SQLite), BENCH_SYNC_BASE=<revision> to
  * add sync against that revision's build on each engine (bench/sync-base.mjs), BENCH_EVENTS (on, off, only:
  * the events list and the pruning of expired events on each engine; bench/events.mjs, which runs it
- * alone), BENCH_MEMORY (on, off: the server's memory under hostile load on each engine, last;
- * bench/memory.mjs, which runs it alone).
+ * alone), BENCH_USAGE (on, off, only: usage reports' first pages against the withdrawals list's
+ * on each engine; bench/usage.mjs, which runs it alone), BENCH_MEMORY (on, off: the server's
+ * memory under hostile load on each engine, last; bench/memory.mjs, which runs it alone).
  * Exits 0 even when a target is missed: this is a report; it says which missed. It exits 1
  * only when a configuration could not be measured at all.
  */
@@ -55,6 +56,7 @@ import { WEBHOOK_EVENT, collectArrivals, measureDelay, startReceivers, withEndpo
 import { runWindowMatrix, windowReport, windowSettings } from "./windows.mjs";
 import { syncAgainstBase } from "./sync-base.mjs";
 import { runEventsBench } from "./events.mjs";
+import { runUsageBench } from "./usage.mjs";
 import { runMemoryBench } from "./memory.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -87,6 +89,8 @@ const settings = {
   operations: choice("BENCH_OPERATIONS", ["on", "off", "only"]),
   /** The events section (bench/events.mjs) after the operations: on, off, or only it. */
   events: choice("BENCH_EVENTS", ["on", "off", "only"]),
+  /** The usage reports section (bench/usage.mjs) after the events: on, off, or only it. */
+  usage: choice("BENCH_USAGE", ["on", "off", "only"]),
   postgresUrl: process.env.BENCH_POSTGRES_URL || DEFAULT_POSTGRES_URL,
   /** A revision whose sync throughput this build's is compared with (bench/sync-base.mjs); unset: none. */
   syncBase: process.env.BENCH_SYNC_BASE || undefined,
@@ -693,7 +697,7 @@ async function main() {
   const columns = [];
   const outcomes = {};
   const notes = [];
-  const onlyOne = settings.windows === "only" || settings.operations === "only" || settings.events === "only";
+  const onlyOne = settings.windows === "only" || settings.operations === "only" || settings.events === "only" || settings.usage === "only";
   for (const engineName of onlyOne ? [] : settings.engines) {
     const configs = CONFIGURATIONS.filter((c) => c.engine === engineName);
     let engine;
@@ -734,13 +738,21 @@ async function main() {
     settings.events === "off" || (onlyOne && settings.events !== "only")
       ? undefined
       : await runEventsBench(settings.engines, { postgresUrl: settings.postgresUrl, log });
+  const usage =
+    settings.usage === "off" || (onlyOne && settings.usage !== "only")
+      ? undefined
+      : await runUsageBench(settings.engines, { postgresUrl: settings.postgresUrl, log });
   const syncBase =
     settings.syncBase === undefined
       ? undefined
       : await syncAgainstBase(settings.syncBase, settings.engines, { postgresUrl: settings.postgresUrl, log });
   const memory =
     settings.memory === "off" || onlyOne ? undefined : await runMemoryBench(settings.engines, { postgresUrl: settings.postgresUrl, log });
-  if (columns.length === 0 && matrices.length === 0 && [operations, events, syncBase, memory].every((section) => section === undefined))
+  if (
+    columns.length === 0 &&
+    matrices.length === 0 &&
+    [operations, events, usage, syncBase, memory].every((section) => section === undefined)
+  )
     throw new Error("no configuration was run");
   const table = columns.length === 0 ? { rows: [], latency: [], problems: [], missed: [] } : tableOf(columns, outcomes);
   if (columns.length > 0) printMainTables({ columns, outcomes, table, notes, cores: cpus.length });
@@ -763,6 +775,11 @@ async function main() {
     log("");
     for (const line of events.lines) log(line);
     table.missed.push(...events.missed);
+  }
+  if (usage !== undefined) {
+    log("");
+    for (const line of usage.lines) log(line);
+    table.missed.push(...usage.missed);
   }
   if (syncBase !== undefined) {
     log("");
