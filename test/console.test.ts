@@ -43,6 +43,7 @@ async function tenantWithRecords(count: number): Promise<TestTenant> {
     withdrawal({
       id: `c-${String(i).padStart(3, "0")}`,
       costCenterId: `cc-${i % 3}`,
+      employeeId: `e-${i % 7}`,
       quantity: 1 + (i % 4),
       deliveredAt: new Date(day + i * 3_600_000).toISOString(),
     }),
@@ -135,6 +136,54 @@ describe("the console", () => {
       expect(await seriousViolations(page)).toEqual([]);
       await page.close();
     }
+  });
+
+  it("ranks the top employees of a period by units withdrawn, over every page of the report", async () => {
+    const tenant = await tenantWithRecords(30);
+    const page = await signedIn(tenant.keys.read);
+    await page.getByRole("link", { name: "Usage" }).click();
+    await page.getByLabel("Group by").selectOption("employeeId");
+    await page.getByLabel("Per").selectOption("total");
+    await page.getByLabel("From (first day)").fill("2026-11-01");
+    await page.getByLabel("Until (last day)").fill("2026-11-30");
+    await page.getByRole("button", { name: "Show" }).click();
+    await page.getByRole("button", { name: /^Top 20/ }).click();
+    const ranked = page.getByRole("figure", { name: /^Top 20/ }).locator("li");
+    await expect.poll(() => ranked.count()).toBeGreaterThan(0);
+    const shown = await ranked.evaluateAll((items) => items.map((li) => Number(li.getAttribute("data-quantity"))));
+    const report = await readAll(
+      server(),
+      tenant.keys.read,
+      "/v1/usage?groupBy=employeeId&interval=total&createdSince=2026-11-01T00:00:00Z&createdUntil=2026-11-30T23:59:59.999Z",
+    );
+    const expected = report.items
+      .map((r: any) => r.withdrawals.quantity)
+      .sort((a: number, b: number) => b - a)
+      .slice(0, 20);
+    expect(shown).toEqual(expected);
+    await page.close();
+  });
+
+  it("works by keyboard: sign-in, the pages' links, a list's pages; sign-in and events pass axe", async () => {
+    const tenant = await tenantWithRecords(25);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(`${server().url}/console/`);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.keyboard.press("Tab");
+    await page.keyboard.type(tenant.keys.read);
+    await page.keyboard.press("Enter");
+    await page.getByRole("button", { name: "Sign out" }).waitFor();
+    const events = page.getByRole("link", { name: "Events" });
+    await events.focus();
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Events" }).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByRole("link", { name: "Withdrawals" }).focus();
+    await page.keyboard.press("Enter");
+    await page.getByRole("button", { name: "Next" }).focus();
+    await page.keyboard.press("Enter");
+    await page.getByRole("table", { name: /page 2$/ }).waitFor();
+    await page.close();
   });
 
   it("makes a key, shows it once, and revokes it after a confirmation: the next request with it is refused", async () => {

@@ -24,6 +24,8 @@ const FIELD_LABELS: Record<string, string> = {
   deviceId: "Device",
 };
 const nameOf = (field: string) => `${field.slice(0, -2)}Name`;
+/** How many groups the ranking shows. */
+const TOP = 20;
 
 /** A group's label: its name, or its id when it has none. */
 const groupLabel = (row: UsageRow, fields: string[]) =>
@@ -35,11 +37,11 @@ const csvCell = (value: unknown) => {
   return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
 };
 
-function Chart({ rows, fields }: { rows: UsageRow[]; fields: string[] }) {
+function Chart({ caption, rows, fields }: { caption: string; rows: UsageRow[]; fields: string[] }) {
   const max = Math.max(1, ...rows.map((r) => r.withdrawals.quantity));
   return (
-    <figure class="chart">
-      <figcaption>Units withdrawn, this page's rows</figcaption>
+    <figure class="chart" aria-label={caption}>
+      <figcaption>{caption}</figcaption>
       <ul>
         {rows.map((row, i) => {
           const label = `${row.period.slice(0, 10)} ${groupLabel(row, fields)}`;
@@ -63,6 +65,7 @@ function Chart({ rows, fields }: { rows: UsageRow[]; fields: string[] }) {
 
 export function Usage({ who }: { who: KeyInUse }) {
   const [form, setForm] = useState({ groupBy: "costCenterId", second: "", interval: "month", from: "", until: "", timeZone: "" });
+  const [top, setTop] = useState<UsageRow[]>();
   const [applied, setApplied] = useState<typeof form>();
   const [error, setError] = useState<unknown>();
   const zone = applied?.timeZone || who.timeZone;
@@ -83,6 +86,28 @@ export function Usage({ who }: { who: KeyInUse }) {
       : api<Page<UsageRow>>("GET", `/v1/usage${query({ ...params, cursor, limit: 50 })}`),
   );
 
+  /** Every row of the report, page after page. */
+  async function everyRow(): Promise<UsageRow[]> {
+    const rows: UsageRow[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: Page<UsageRow> = await api<Page<UsageRow>>("GET", `/v1/usage${query({ ...params, cursor, limit: 100 })}`);
+      rows.push(...page.data);
+      cursor = page.cursor;
+    } while (cursor !== null);
+    return rows;
+  }
+
+  async function rank() {
+    setError(undefined);
+    try {
+      const rows = await everyRow();
+      setTop(rows.sort((a, b) => b.withdrawals.quantity - a.withdrawals.quantity).slice(0, TOP));
+    } catch (failure) {
+      setError(failure);
+    }
+  }
+
   async function download() {
     if (params === undefined) return;
     setError(undefined);
@@ -100,15 +125,10 @@ export function Usage({ who }: { who: KeyInUse }) {
           "netQuantity",
         ].join(","),
       ];
-      let cursor: string | null = null;
-      do {
-        const page: Page<UsageRow> = await api<Page<UsageRow>>("GET", `/v1/usage${query({ ...params, cursor, limit: 100 })}`);
-        for (const r of page.data) {
-          const kinds = [r.withdrawals, r.returns, r.exchanges].flatMap((k) => [k.count, k.quantity]);
-          lines.push([...columns.map((c) => r[c]), ...kinds, r.netQuantity].map(csvCell).join(","));
-        }
-        cursor = page.cursor;
-      } while (cursor !== null);
+      for (const r of await everyRow()) {
+        const kinds = [r.withdrawals, r.returns, r.exchanges].flatMap((k) => [k.count, k.quantity]);
+        lines.push([...columns.map((c) => r[c]), ...kinds, r.netQuantity].map(csvCell).join(","));
+      }
       const link = document.createElement("a");
       link.href = URL.createObjectURL(new Blob([`${lines.join("\r\n")}\r\n`], { type: "text/csv" }));
       link.download = `usage-${fields.join("-")}-${params.interval}.csv`;
@@ -128,6 +148,7 @@ export function Usage({ who }: { who: KeyInUse }) {
         onSubmit={(e) => {
           e.preventDefault();
           setApplied({ ...form });
+          setTop(undefined);
         }}
       >
         <Field label="Group by">
@@ -170,12 +191,16 @@ export function Usage({ who }: { who: KeyInUse }) {
         <button type="button" onClick={() => void download()} disabled={params === undefined}>
           Download CSV
         </button>
+        <button type="button" onClick={() => void rank()} disabled={params === undefined}>
+          Top {TOP} by units withdrawn
+        </button>
       </form>
       <ErrorNote error={error} />
       <ErrorNote error={paged.error} />
+      {top !== undefined && <Chart caption={`Top ${TOP} by units withdrawn, over every page`} rows={top} fields={fields} />}
       {params !== undefined && (
         <>
-          <Chart rows={paged.page?.data ?? []} fields={fields} />
+          <Chart caption="Units withdrawn, this page's rows" rows={paged.page?.data ?? []} fields={fields} />
           <Table
             caption={`Usage per ${params.interval}, page ${paged.number}`}
             columns={[

@@ -1,8 +1,9 @@
 /** Webhooks: endpoints made, changed, tested, disabled and enabled, their secrets rotated; each endpoint's attempts; replays. */
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { api, query, type KeyInUse, type Page } from "./api.ts";
+import { AttemptView, type Attempt } from "./attempt.tsx";
 import { EVENT_TYPES } from "./events.tsx";
-import { Details, ErrorNote, Field, fromLocal, inZone, Pager, Table, usePaged } from "./parts.tsx";
+import { ErrorNote, Field, fromLocal, inZone, Pager, Table, usePaged } from "./parts.tsx";
 
 interface Endpoint {
   id: string;
@@ -12,19 +13,6 @@ interface Endpoint {
   enabled: boolean;
   disabledReason: string | null;
   createdAt: string;
-}
-
-interface Attempt {
-  id: string;
-  deliveryId: string;
-  webhookId: string;
-  eventType: string;
-  attemptedAt: string;
-  status: string;
-  responseCode: number | null;
-  durationMs: number;
-  error: string | null;
-  nextAttemptAt: string | null;
 }
 
 function EndpointForm({
@@ -225,41 +213,6 @@ function EndpointView({ who, endpoint, onChanged }: { who: KeyInUse; endpoint: E
       <Pager paged={attempts} label="Attempts" />
       {open && <AttemptView who={who} attempt={open} onClose={() => setOpen(undefined)} />}
     </section>
-  );
-}
-
-/** An attempt: what was sent (the event, to a key that may read events) and what came back. */
-function AttemptView({ who, attempt, onClose }: { who: KeyInUse; attempt: Attempt; onClose: () => void }) {
-  const [sent, setSent] = useState<unknown>();
-  const [error, setError] = useState<unknown>();
-  const mayRead = who.scopes.includes("read");
-  useEffect(() => {
-    if (!mayRead) return;
-    api("GET", `/v1/events/${encodeURIComponent(attempt.webhookId)}`).then(setSent, setError);
-  }, [attempt.webhookId]);
-  return (
-    <>
-      <Details
-        title={`Attempt ${attempt.id}`}
-        value={{
-          request: `POST, webhook-id ${attempt.webhookId}, ${attempt.eventType}`,
-          response: attempt.responseCode === null ? "no answer" : `HTTP ${attempt.responseCode} in ${attempt.durationMs} ms`,
-          error: attempt.error ?? "none",
-          attemptedAt: inZone(who.timeZone, attempt.attemptedAt),
-          nextAttemptAt: inZone(who.timeZone, attempt.nextAttemptAt) || "none",
-        }}
-        onClose={onClose}
-      />
-      <section aria-label="The event sent">
-        <h3>The event sent</h3>
-        {mayRead ? (
-          <pre>{sent === undefined ? "" : JSON.stringify(sent, null, 2)}</pre>
-        ) : (
-          <p>A key with the read scope shows the event sent.</p>
-        )}
-        <ErrorNote error={error} />
-      </section>
-    </>
   );
 }
 
