@@ -4,6 +4,7 @@
  * a window in the tenant's zone; usage figures as the API gives them; a key made, used and
  * revoked; no inline script runs; no serious accessibility violation on any page.
  */
+import { readFileSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setTenantZone } from "../src/usage/usage.repository.js";
@@ -133,6 +134,19 @@ describe("the console", () => {
       await expect.poll(() => bars.count()).toBe(report.body.data.length);
       const labels = await bars.evaluateAll((nodes) => nodes.map((n) => n.getAttribute("aria-label")));
       expect(labels).toEqual(report.body.data.map((r: any) => `2026-11-01 ${r.costCenterId}: ${r.withdrawals.quantity} withdrawn`));
+      // The CSV download: every row, the export's columns.
+      const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download CSV" }).click()]);
+      const csv = readFileSync((await download.path())!, "utf8")
+        .trimEnd()
+        .split("\r\n");
+      expect(csv[0]).toBe(
+        "period,costCenterId,costCenterName,withdrawals.count,withdrawals.quantity,returns.count,returns.quantity,exchanges.count,exchanges.quantity,netQuantity",
+      );
+      expect(csv.slice(1)).toEqual(
+        report.body.data.map((r: any) =>
+          [r.period, r.costCenterId, "", r.withdrawals.count, r.withdrawals.quantity, 0, 0, 0, 0, r.netQuantity].join(","),
+        ),
+      );
       expect(await seriousViolations(page)).toEqual([]);
       await page.close();
     }
@@ -178,6 +192,12 @@ describe("the console", () => {
     await page.keyboard.press("Enter");
     await page.getByRole("heading", { name: "Events" }).waitFor();
     expect(await seriousViolations(page)).toEqual([]);
+    // The type filter: the sync's 25 withdrawals are the only events.
+    await expect.poll(() => page.locator("tbody tr").count()).toBe(20);
+    await page.getByLabel("Type").selectOption("employee.created");
+    await expect.poll(() => page.locator("tbody").textContent()).toBe("Nothing here.");
+    await page.getByLabel("Type").selectOption("withdrawal.created");
+    await expect.poll(() => page.locator("tbody tr td:nth-child(2)").allTextContents()).toEqual(Array(20).fill("withdrawal.created"));
     await page.getByRole("link", { name: "Withdrawals" }).focus();
     await page.keyboard.press("Enter");
     await page.getByRole("button", { name: "Next" }).focus();
