@@ -31,9 +31,13 @@ async function signedIn(key: string, width = 1280, height = 800): Promise<Page> 
   return page;
 }
 
+/** The table of page `number` once its rows have come (it is busy while they are on their way). */
+const loaded = (page: Page, number: number) =>
+  page.locator("table[aria-busy='false']", { has: page.locator("caption", { hasText: new RegExp(`page ${number}$`) }) }).waitFor();
+
 /** The ids in the records table, once the page named `number` is shown. */
 async function shownIds(page: Page, number: number): Promise<string[]> {
-  await page.getByRole("table", { name: new RegExp(`page ${number}$`) }).waitFor();
+  await loaded(page, number);
   return page.locator("tbody tr td:first-child").allTextContents();
 }
 
@@ -200,9 +204,10 @@ describe("the console", () => {
     await expect.poll(() => page.locator("tbody tr td:nth-child(2)").allTextContents()).toEqual(Array(20).fill("withdrawal.created"));
     await page.getByRole("link", { name: "Withdrawals" }).focus();
     await page.keyboard.press("Enter");
+    await loaded(page, 1);
     await page.getByRole("button", { name: "Next" }).focus();
     await page.keyboard.press("Enter");
-    await page.getByRole("table", { name: /page 2$/ }).waitFor();
+    await loaded(page, 2);
     await page.close();
   });
 

@@ -46,6 +46,7 @@ export function Events({ who }: { who: KeyInUse }) {
           { label: "Event id", value: (e) => e.id },
         ]}
         rows={paged.page?.data ?? []}
+        busy={paged.loading}
         onOpen={setOpen}
       />
       <Pager paged={paged} label="Events" />

@@ -121,6 +121,7 @@ export function Keys({ who }: { who: KeyInUse }) {
           },
         ]}
         rows={paged.page?.data ?? []}
+        busy={paged.loading}
       />
       <Pager paged={paged} label="Keys" />
     </section>

@@ -93,20 +93,23 @@ export interface Column<T> {
   value(row: T): ComponentChildren;
 }
 
+/** A table of rows; while `busy` (its rows on their way) it says so, and shows no stale rows. */
 export function Table<T>({
   caption,
   columns,
   rows,
   onOpen,
+  busy = false,
 }: {
   caption: string;
   columns: Column<T>[];
   rows: T[];
   onOpen?: (row: T) => void;
+  busy?: boolean;
 }) {
   return (
     <div class="table-wrap" tabIndex={0} role="region" aria-label={`${caption} (scrolls)`}>
-      <table>
+      <table aria-busy={busy}>
         <caption>{caption}</caption>
         <thead>
           <tr>
@@ -123,12 +126,12 @@ export function Table<T>({
           </tr>
         </thead>
         <tbody>
-          {rows.length === 0 && (
+          {(busy || rows.length === 0) && (
             <tr>
-              <td colSpan={columns.length + (onOpen ? 1 : 0)}>Nothing here.</td>
+              <td colSpan={columns.length + (onOpen ? 1 : 0)}>{busy ? "Loading…" : "Nothing here."}</td>
             </tr>
           )}
-          {rows.map((row, i) => (
+          {(busy ? [] : rows).map((row, i) => (
             <tr key={i}>
               {columns.map((c) => (
                 <td key={c.label}>{c.value(row)}</td>

@@ -96,6 +96,7 @@ export function Records({ who, list }: { who: KeyInUse; list: ListInfo }) {
         caption={`${list.label}, page ${paged.number}`}
         columns={columnsOf(list, zone)}
         rows={paged.page?.data ?? []}
+        busy={paged.loading}
         onOpen={setOpen}
       />
       <Pager paged={paged} label={list.label} />

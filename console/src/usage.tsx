@@ -212,6 +212,7 @@ export function Usage({ who }: { who: KeyInUse }) {
               { label: "Net units", value: (r) => r.netQuantity },
             ]}
             rows={paged.page?.data ?? []}
+            busy={paged.loading}
           />
           <Pager paged={paged} label="Usage" />
         </>

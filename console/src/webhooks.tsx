@@ -208,6 +208,7 @@ function EndpointView({ who, endpoint, onChanged }: { who: KeyInUse; endpoint: E
           },
         ]}
         rows={attempts.page?.data ?? []}
+        busy={attempts.loading}
         onOpen={setOpen}
       />
       <Pager paged={attempts} label="Attempts" />
@@ -257,6 +258,7 @@ export function Webhooks({ who }: { who: KeyInUse }) {
           { label: "Events", value: (e) => e.events.length },
         ]}
         rows={endpoints.page?.data ?? []}
+        busy={endpoints.loading}
         onOpen={(e) => setSelected(e.id)}
       />
       <Pager paged={endpoints} label="Endpoints" />
