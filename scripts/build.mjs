@@ -69,12 +69,17 @@ function newest(paths) {
   return latest;
 }
 
-// The console: built again when a file it is made of (its sources, the zone code it shares, the
+// The console: built again when a file it is made of (its sources, the zone and CSV code it shares, the
 // lockfile) is newer than its page.
 const page = join(root, "console", "dist", "index.html");
-const inputs = ["console/src", "console/index.html", "console/vite.config.mjs", "src/platform/zone.ts", "package-lock.json"].map((p) =>
-  join(root, p),
-);
+const inputs = [
+  "console/src",
+  "console/index.html",
+  "console/vite.config.mjs",
+  "src/platform/zone.ts",
+  "client/src/csv.ts",
+  "package-lock.json",
+].map((p) => join(root, p));
 if (!existsSync(page) || newest(inputs) > statSync(page).mtimeMs) {
   const vite = join(root, "node_modules", "vite", "bin", "vite.js");
   const built = spawnSync(process.execPath, [vite, "build"], { cwd: join(root, "console"), stdio: "inherit" });

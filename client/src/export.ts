@@ -8,6 +8,7 @@
  */
 import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync, rmSync, statSync, writeSync } from "node:fs";
 import { readState, StateLog, statePathOf, type ExportState } from "./export-state.js";
+import { csvCell, usageFields, valueAt } from "./csv.js";
 import { CriblineClient, ListResource, type ListName } from "./index.js";
 
 /** What an export reads: one of the lists, or a usage report (its parameters given as `filters`). */
@@ -39,14 +40,6 @@ export interface ExportSummary {
   alreadyDone: boolean;
 }
 
-/** A CSV cell (RFC 4180), with a cell that a spreadsheet would take for a formula made text. */
-export function csvCell(value: unknown): string {
-  if (value === null || value === undefined) return "";
-  let text = typeof value === "string" ? value : String(value);
-  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-}
-
 /** The fields of the list's items, in the order the OpenAPI document gives: the CSV header. */
 async function fieldsOf(client: CriblineClient, list: ListName): Promise<string[]> {
   const document = (await client.request("GET", "/v1/openapi.json")) as {
@@ -64,21 +57,6 @@ async function fieldsOf(client: CriblineClient, list: ListName): Promise<string[
   const schema = ref === undefined ? undefined : document.components.schemas[ref.slice(ref.lastIndexOf("/") + 1)];
   if (schema === undefined) throw new Error(`the OpenAPI document does not describe /v1/${list}`);
   return Object.keys(schema.properties);
-}
-
-/**
- * A usage report's CSV columns: its period, each group's id and name, per kind a count and a
- * quantity (`withdrawals.count`, ...), and the net quantity.
- */
-function usageFields(groupBy: string | undefined): string[] {
-  const groups = (groupBy ?? "").split(",").filter((f) => f !== "");
-  const kinds = ["withdrawals", "returns", "exchanges"].flatMap((kind) => [`${kind}.count`, `${kind}.quantity`]);
-  return ["period", ...groups.flatMap((field) => [field, `${field.slice(0, -2)}Name`]), ...kinds, "netQuantity"];
-}
-
-/** An item's value of a CSV column; a dotted column names a field of an object field. */
-function valueAt(item: unknown, field: string): unknown {
-  return field.split(".").reduce<unknown>((value, part) => (value as Record<string, unknown> | undefined)?.[part], item);
 }
 
 /** What makes two runs one export: only a run of the same arguments goes on from a state. */

@@ -1,5 +1,6 @@
 /** Usage: a report as a chart and a table, in the tenant's zone or another, with a CSV download of every row. */
 import { useState } from "preact/hooks";
+import { csvCell, usageFields, valueAt } from "../../client/src/csv.ts";
 import { api, query, type KeyInUse, type Page } from "./api.ts";
 import { ErrorNote, Field, fromLocal, Pager, Table, usePaged } from "./parts.tsx";
 
@@ -30,12 +31,6 @@ const TOP = 20;
 /** A group's label: its name, or its id when it has none. */
 const groupLabel = (row: UsageRow, fields: string[]) =>
   fields.map((f) => (row[nameOf(f)] as string | null) ?? (row[f] as string)).join(" / ");
-
-const csvCell = (value: unknown) => {
-  const text = value === null || value === undefined ? "" : String(value);
-  const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
-  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
-};
 
 function Chart({ caption, rows, fields }: { caption: string; rows: UsageRow[]; fields: string[] }) {
   const max = Math.max(1, ...rows.map((r) => r.withdrawals.quantity));
@@ -112,23 +107,9 @@ export function Usage({ who }: { who: KeyInUse }) {
     if (params === undefined) return;
     setError(undefined);
     try {
-      const columns = ["period", ...fields.flatMap((f) => [f, nameOf(f)])];
-      const lines = [
-        [
-          ...columns,
-          "withdrawals.count",
-          "withdrawals.quantity",
-          "returns.count",
-          "returns.quantity",
-          "exchanges.count",
-          "exchanges.quantity",
-          "netQuantity",
-        ].join(","),
-      ];
-      for (const r of await everyRow()) {
-        const kinds = [r.withdrawals, r.returns, r.exchanges].flatMap((k) => [k.count, k.quantity]);
-        lines.push([...columns.map((c) => r[c]), ...kinds, r.netQuantity].map(csvCell).join(","));
-      }
+      const columns = usageFields(fields.join(","));
+      const lines = [columns.map(csvCell).join(",")];
+      for (const row of await everyRow()) lines.push(columns.map((column) => csvCell(valueAt(row, column))).join(","));
       const link = document.createElement("a");
       link.href = URL.createObjectURL(new Blob([`${lines.join("\r\n")}\r\n`], { type: "text/csv" }));
       link.download = `usage-${fields.join("-")}-${params.interval}.csv`;
