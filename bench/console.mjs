@@ -70,6 +70,8 @@ async function drawTimes(side) {
     await page.getByLabel("API key").fill(side.key);
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("table", { name: /page 1$/ }).waitFor();
+    // The first page's own draw is not one of the walk's.
+    await page.waitForFunction(() => window.__draws.length >= 1);
     await page.evaluate(() => (window.__draws = []));
     for (let n = 2; n <= settings.pages + 1; n += 1) {
       await page.getByRole("button", { name: "Next" }).click();
