@@ -79,8 +79,10 @@ const inputs = [
   "src/platform/zone.ts",
   "client/src/csv.ts",
   "package-lock.json",
-].map((p) => join(root, p));
-if (!existsSync(page) || newest(inputs) > statSync(page).mtimeMs) {
+]
+  .map((p) => join(root, p))
+  .filter((path) => existsSync(path));
+if (existsSync(join(root, "console")) && (!existsSync(page) || newest(inputs) > statSync(page).mtimeMs)) {
   const vite = join(root, "node_modules", "vite", "bin", "vite.js");
   const built = spawnSync(process.execPath, [vite, "build"], { cwd: join(root, "console"), stdio: "inherit" });
   if (built.status !== 0) process.exit(built.status ?? 1);

@@ -4,65 +4,6 @@
  */
 
 export interface paths {
-    "/console": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        RateLimit: components["headers"]["RateLimit"];
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Too many requests: this key's (or, without a valid key, this address's) quota for the window is used up. */
-                429: {
-                    headers: {
-                        "Retry-After": components["headers"]["Retry-After"];
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        RateLimit: components["headers"]["RateLimit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service unavailable (`service_unavailable`): the database is unreachable, busy beyond its limits or too slow; retry after `Retry-After`. */
-                503: {
-                    headers: {
-                        "Retry-After": components["headers"]["Retry-After"];
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        RateLimit: components["headers"]["RateLimit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/healthz": {
         parameters: {
             query?: never;

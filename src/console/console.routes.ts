@@ -35,9 +35,11 @@ export async function registerConsole(app: FastifyInstance): Promise<void> {
       reply.header("cross-origin-opener-policy", "same-origin");
       return payload;
     });
-    scope.get("/console", async (_request, reply) => reply.redirect("/console/", 308));
+    // Pages, not API operations: none of them is in the OpenAPI document.
+    const HIDDEN = { schema: { hide: true } };
+    scope.get("/console", HIDDEN, async (_request, reply) => reply.redirect("/console/", 308));
     if (!built) {
-      scope.get("/console/*", async () => {
+      scope.get("/console/*", HIDDEN, async () => {
         throw new ApiError("service_unavailable", "the console is not built: run npm run build");
       });
       return;
