@@ -30,7 +30,11 @@ async function tenantWithUsage(): Promise<TestTenant> {
     "withdrawals",
     Array.from({ length: 30 }, (_, i) => withdrawal({ costCenterId: `cc-${i % 4}`, quantity: 1 + (i % 3), deliveredAt: at(1 + (i % 9)) })),
   );
-  await sync(server(), tenant, "returns", [returnRecord({ costCenterId: "cc-1", deliveredAt: at(2) })]);
+  // cc-9 only takes back: its net quantity is negative, and stays a number in CSV.
+  await sync(server(), tenant, "returns", [
+    returnRecord({ costCenterId: "cc-1", deliveredAt: at(2) }),
+    returnRecord({ costCenterId: "cc-9", quantity: 5, deliveredAt: at(4) }),
+  ]);
   await sync(server(), tenant, "exchanges", [exchange({ costCenterId: "cc-2", deliveredAt: at(3) })]);
   return tenant;
 }
@@ -127,6 +131,19 @@ describe("cribline-client export usage", () => {
       WINDOW.createdUntil,
     ]);
     expect(zone.stderr).toMatch(/--time-zone must be an IANA time zone/);
+    const named = await exportUsage(tenant, [
+      "-o",
+      join(dir, "e.csv"),
+      "--group-by",
+      "costCenterId",
+      "--name",
+      "x",
+      "--since",
+      WINDOW.createdSince,
+      "--until",
+      WINDOW.createdUntil,
+    ]);
+    expect([named.code, named.stderr]).toEqual([2, expect.stringMatching(/--name is for the lists/)]);
     const noGroup = await exportUsage(tenant, ["-o", join(dir, "c.csv"), "--since", WINDOW.createdSince, "--until", WINDOW.createdUntil]);
     expect([noGroup.code, noGroup.stderr]).toEqual([2, expect.stringMatching(/--group-by/)]);
     const env = { PATH: process.env.PATH, CRIBLINE_API_KEY: tenant.keys.read, CRIBLINE_BASE_URL: server().url };

@@ -211,6 +211,7 @@ describe("GET /v1/usage", () => {
     [`groupBy=costCenterId&interval=year&${YEAR_2026}`, "invalid_parameter", "interval"],
     [`groupBy=costCenterId&timeZone=Mars/Olympus&${YEAR_2026}`, "invalid_parameter", "timeZone"],
     [`groupBy=costCenterId&timeZone=europe/berlin&${YEAR_2026}`, "invalid_parameter", "timeZone"],
+    [`groupBy=costCenterId&timeZone=us/eastern&${YEAR_2026}`, "invalid_parameter", "timeZone"],
     [`groupBy=costCenterId&timeZone=%2B01:00&${YEAR_2026}`, "invalid_parameter", "timeZone"],
     [`groupBy=costCenterId&costCenterId=a%20b&${YEAR_2026}`, "invalid_parameter", "costCenterId"],
     ["groupBy=costCenterId&createdSince=2026-01-01&createdUntil=2026-02-01T00:00:00Z", "invalid_time", "createdSince"],

@@ -104,6 +104,8 @@ async function main(argv: string[]): Promise<void> {
   const reportFlags = ["group-by", "interval", "time-zone", ...Object.keys(ID_FLAGS)].filter((flag) => values[flag] !== undefined);
   if (list !== "usage" && reportFlags.length > 0) fail(`--${reportFlags[0]} is for export usage`);
   if (list === "usage" && values["group-by"] === undefined) fail("give what a usage row is with --group-by, such as costCenterId");
+  if (list === "usage" && values.name !== undefined)
+    fail("--name is for the lists; a usage report takes --cost-center, --employee, --product, --sector or --device");
   const { out, format, bom, since, until, name, limit } = parsed.values;
   if (out === undefined) fail("give the file to write with -o FILE");
   if (format !== "ndjson" && format !== "csv") fail(`--format is ndjson or csv, got "${format}"`);

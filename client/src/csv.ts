@@ -1,10 +1,10 @@
 /** CSV as the export writes it (RFC 4180), with no Node.js in it: the console's download uses it too. */
 
-/** A CSV cell (RFC 4180), with a cell that a spreadsheet would take for a formula made text. */
+/** A CSV cell (RFC 4180), with a text that a spreadsheet would take for a formula made text (numbers stay numbers). */
 export function csvCell(value: unknown): string {
   if (value === null || value === undefined) return "";
   let text = typeof value === "string" ? value : String(value);
-  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  if (typeof value === "string" && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

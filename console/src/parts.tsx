@@ -45,6 +45,10 @@ export function usePaged<T>(key: string, load: (cursor: string | null) => Promis
   const [page, setPage] = useState<Page<T>>();
   const [error, setError] = useState<unknown>();
   const [loading, setLoading] = useState(false);
+  // Other filters start at their first page, also when they are the ones walked before.
+  useEffect(() => {
+    if (walk.key !== key) setWalk({ key, stack: [null] });
+  }, [key]);
   const stack = walk.key === key ? walk.stack : [null];
   const cursor = stack[stack.length - 1] ?? null;
   useEffect(() => {

@@ -11,6 +11,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (who: KeyInUse) => void }) 
     <main class="sign-in">
       <h1>cribline console</h1>
       <form
+        method="post"
         onSubmit={(e) => {
           e.preventDefault();
           setBusy(true);
@@ -28,7 +29,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (who: KeyInUse) => void }) 
           <input
             name="key"
             type="password"
-            autoComplete="off"
+            autoComplete="new-password"
             spellcheck={false}
             required
             value={key}

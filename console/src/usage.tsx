@@ -1,6 +1,7 @@
 /** Usage: a report as a chart and a table, in the tenant's zone or another, with a CSV download of every row. */
 import { useState } from "preact/hooks";
 import { csvCell, usageFields, valueAt } from "../../client/src/csv.ts";
+import { zoneNamed } from "../../src/platform/zone.ts";
 import { api, query, type KeyInUse, type Page } from "./api.ts";
 import { ErrorNote, Field, fromLocal, Pager, Table, usePaged } from "./parts.tsx";
 
@@ -25,6 +26,8 @@ const FIELD_LABELS: Record<string, string> = {
   deviceId: "Device",
 };
 const nameOf = (field: string) => `${field.slice(0, -2)}Name`;
+/** The calendar day after `date` (`YYYY-MM-DD`). */
+const nextDay = (date: string) => new Date(Date.parse(`${date}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
 /** How many groups the ranking shows. */
 const TOP = 20;
 
@@ -32,14 +35,15 @@ const TOP = 20;
 const groupLabel = (row: UsageRow, fields: string[]) =>
   fields.map((f) => (row[nameOf(f)] as string | null) ?? (row[f] as string)).join(" / ");
 
-function Chart({ caption, rows, fields }: { caption: string; rows: UsageRow[]; fields: string[] }) {
+/** Bars of units withdrawn, each labelled by its period (unless `byGroup`: a group's whole report) and group. */
+function Chart({ caption, rows, fields, byGroup = false }: { caption: string; rows: UsageRow[]; fields: string[]; byGroup?: boolean }) {
   const max = Math.max(1, ...rows.map((r) => r.withdrawals.quantity));
   return (
     <figure class="chart" aria-label={caption}>
       <figcaption>{caption}</figcaption>
       <ul>
         {rows.map((row, i) => {
-          const label = `${row.period.slice(0, 10)} ${groupLabel(row, fields)}`;
+          const label = byGroup ? groupLabel(row, fields) : `${row.period.slice(0, 10)} ${groupLabel(row, fields)}`;
           return (
             <li key={i} data-quantity={row.withdrawals.quantity}>
               <span class="bar-label">{label}</span>
@@ -61,6 +65,7 @@ function Chart({ caption, rows, fields }: { caption: string; rows: UsageRow[]; f
 export function Usage({ who }: { who: KeyInUse }) {
   const [form, setForm] = useState({ groupBy: "costCenterId", second: "", interval: "month", from: "", until: "", timeZone: "" });
   const [top, setTop] = useState<UsageRow[]>();
+  const [ranking, setRanking] = useState(false);
   const [applied, setApplied] = useState<typeof form>();
   const [error, setError] = useState<unknown>();
   const zone = applied?.timeZone || who.timeZone;
@@ -72,7 +77,8 @@ export function Usage({ who }: { who: KeyInUse }) {
           groupBy: fields.join(","),
           interval: applied.interval,
           createdSince: fromLocal(zone, `${applied.from}T00:00`),
-          createdUntil: new Date(Date.parse(fromLocal(zone, `${applied.until}T00:00`)) + 86_400_000 - 1).toISOString(),
+          // The instant before the next local day begins: a day of the zone may have 23 or 25 hours.
+          createdUntil: new Date(Date.parse(fromLocal(zone, `${nextDay(applied.until)}T00:00`)) - 1).toISOString(),
           timeZone: applied.timeZone,
         };
   const paged = usePaged<UsageRow>(JSON.stringify(params), (cursor) =>
@@ -93,13 +99,23 @@ export function Usage({ who }: { who: KeyInUse }) {
     return rows;
   }
 
+  /** The groups with the most units withdrawn over the whole report, each group's periods added up. */
   async function rank() {
     setError(undefined);
+    setRanking(true);
     try {
-      const rows = await everyRow();
-      setTop(rows.sort((a, b) => b.withdrawals.quantity - a.withdrawals.quantity).slice(0, TOP));
+      const groups = new Map<string, UsageRow>();
+      for (const row of await everyRow()) {
+        const key = fields.map((f) => row[f]).join(" ");
+        const sum = groups.get(key);
+        if (sum === undefined) groups.set(key, { ...row, withdrawals: { ...row.withdrawals } });
+        else sum.withdrawals.quantity += row.withdrawals.quantity;
+      }
+      setTop([...groups.values()].sort((a, b) => b.withdrawals.quantity - a.withdrawals.quantity).slice(0, TOP));
     } catch (failure) {
       setError(failure);
+    } finally {
+      setRanking(false);
     }
   }
 
@@ -128,8 +144,13 @@ export function Usage({ who }: { who: KeyInUse }) {
         class="filters"
         onSubmit={(e) => {
           e.preventDefault();
-          setApplied({ ...form });
           setTop(undefined);
+          if (form.timeZone !== "" && zoneNamed(form.timeZone) === undefined) {
+            setError(new Error(`"${form.timeZone}" is not an IANA time zone, such as Europe/Berlin`));
+            return;
+          }
+          setError(undefined);
+          setApplied({ ...form });
         }}
       >
         <Field label="Group by">
@@ -172,13 +193,13 @@ export function Usage({ who }: { who: KeyInUse }) {
         <button type="button" onClick={() => void download()} disabled={params === undefined}>
           Download CSV
         </button>
-        <button type="button" onClick={() => void rank()} disabled={params === undefined}>
+        <button type="button" onClick={() => void rank()} disabled={params === undefined || ranking}>
           Top {TOP} by units withdrawn
         </button>
       </form>
       <ErrorNote error={error} />
       <ErrorNote error={paged.error} />
-      {top !== undefined && <Chart caption={`Top ${TOP} by units withdrawn, over every page`} rows={top} fields={fields} />}
+      {top !== undefined && <Chart caption={`Top ${TOP} by units withdrawn, over every page`} rows={top} fields={fields} byGroup />}
       {params !== undefined && (
         <>
           <Chart caption="Units withdrawn, this page's rows" rows={paged.page?.data ?? []} fields={fields} />

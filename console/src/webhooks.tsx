@@ -221,11 +221,11 @@ export function Webhooks({ who }: { who: KeyInUse }) {
   const [version, setVersion] = useState(0);
   const [error, setError] = useState<unknown>();
   const [secret, setSecret] = useState("");
-  const [selected, setSelected] = useState<string>();
+  // The endpoint shown whole, whichever page of the list holds it, read again after each change.
+  const [current, setCurrent] = useState<Endpoint>();
   const endpoints = usePaged<Endpoint>(String(version), (cursor) =>
     api<Page<Endpoint>>("GET", `/v1/webhook-endpoints${query({ cursor, limit: 20 })}`),
   );
-  const current = endpoints.page?.data.find((e) => e.id === selected);
   return (
     <section aria-labelledby="webhooks-title">
       <h1 id="webhooks-title">Webhooks</h1>
@@ -236,7 +236,7 @@ export function Webhooks({ who }: { who: KeyInUse }) {
           try {
             const made = await api<Endpoint & { secret: string }>("POST", "/v1/webhook-endpoints", body);
             setSecret(made.secret);
-            setSelected(made.id);
+            setCurrent(made);
             setVersion(version + 1);
           } catch (failure) {
             setError(failure);
@@ -259,10 +259,20 @@ export function Webhooks({ who }: { who: KeyInUse }) {
         ]}
         rows={endpoints.page?.data ?? []}
         busy={endpoints.loading}
-        onOpen={(e) => setSelected(e.id)}
+        onOpen={setCurrent}
       />
       <Pager paged={endpoints} label="Endpoints" />
-      {current && <EndpointView key={current.id} who={who} endpoint={current} onChanged={() => setVersion(version + 1)} />}
+      {current && (
+        <EndpointView
+          key={current.id}
+          who={who}
+          endpoint={current}
+          onChanged={() => {
+            setVersion(version + 1);
+            api<Endpoint>("GET", `/v1/webhook-endpoints/${encodeURIComponent(current.id)}`).then(setCurrent, setError);
+          }}
+        />
+      )}
     </section>
   );
 }

@@ -32,8 +32,8 @@ function formatterOf(zone: string): Intl.DateTimeFormat {
 }
 
 /**
- * The zone's canonical name, or undefined when `name` is not a time zone. An alias
- * (`US/Eastern`) is a zone; the same name in other letter case is not.
+ * `name` when it is a time zone as IANA writes it, else undefined. An alias (`US/Eastern`,
+ * `Asia/Kolkata`) is one; a name in another letter case (`europe/berlin`, `us/eastern`) is not.
  */
 export function zoneNamed(name: string): string | undefined {
   if (!/^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(name)) return undefined;
@@ -43,8 +43,10 @@ export function zoneNamed(name: string): string | undefined {
   } catch {
     return undefined;
   }
-  if (resolved !== name && resolved.toLowerCase() === name.toLowerCase()) return undefined;
-  return name;
+  if (resolved === name) return name;
+  if (resolved.toLowerCase() === name.toLowerCase()) return undefined;
+  // An alias: each of its words begins as IANA writes it, with a capital or a digit.
+  return name.split(/[/_]/).every((word) => /^[A-Z0-9]/.test(word)) ? name : undefined;
 }
 
 /** The zone's offset from UTC at instant `t`, in milliseconds (local time = t + offset). */
@@ -106,7 +108,8 @@ export function periodStarts(zone: string, interval: Interval, from: number, to:
   const starts: number[] = [];
   let local = startOfPeriod(from + offsetAt(zone, from), interval);
   for (let start = instantOfLocal(zone, local); start <= to; start = instantOfLocal(zone, local)) {
-    starts.push(start);
+    // A local date that never was (a day a zone skipped) starts where the next one does.
+    if (start !== starts[starts.length - 1]) starts.push(start);
     if (starts.length > max) return undefined;
     local = nextLocal(local, interval);
   }
