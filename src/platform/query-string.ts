@@ -106,6 +106,11 @@ export function pageRequestOf(values: ReadonlyMap<string, unknown>): PageRequest
   return { limit: (values.get("limit") as number | undefined) ?? DEFAULT_LIMIT, cursor: values.get("cursor") as string | undefined };
 }
 
+/** The canonical form of a query's filters (every parameter but the page's), which a cursor is bound to. */
+export function filterKeyOf(texts: readonly [string, string][]): string {
+  return JSON.stringify(texts.filter(([k]) => k !== "limit" && k !== "cursor").sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
 /** `limit` and `cursor` of a list that takes no filters (the webhook admin lists). */
 export function parsePageRequest(rawQuery: string): PageRequest {
   return pageRequestOf(parseParams(rawQuery, PAGE_PARAMS).values);

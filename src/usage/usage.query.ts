@@ -7,6 +7,7 @@ import { Type, type TObject } from "@sinclair/typebox";
 import { ID_PATTERN } from "../collections/fields.js";
 import { ApiError } from "../platform/errors.js";
 import {
+  filterKeyOf,
   PAGE_PARAMS,
   pageRequestOf,
   parseParams,
@@ -94,7 +95,6 @@ export function parseUsageQuery(rawQuery: string): UsageQuery {
     if (!values.has(name)) throw new ApiError("missing_parameter", `${name} is required`, { param: name });
   }
   const { since, until } = timeWindowOf(values);
-  const filterKey = JSON.stringify(texts.filter(([k]) => k !== "limit" && k !== "cursor").sort(([a], [b]) => (a < b ? -1 : 1)));
   return {
     ...pageRequestOf(values),
     groupBy: values.get("groupBy") as UsageField[],
@@ -103,6 +103,6 @@ export function parseUsageQuery(rawQuery: string): UsageQuery {
     until: until ?? 0,
     timeZone: values.get("timeZone") as string | undefined,
     filters: FIELDS.filter((f) => values.has(f)).map((f) => [f, values.get(f) as string]),
-    filterKey,
+    filterKey: filterKeyOf(texts),
   };
 }

@@ -7,6 +7,7 @@ import type { CursorCodec } from "../../platform/cursor.js";
 import { readPage, type Page } from "../../platform/pager.js";
 import { Type } from "@sinclair/typebox";
 import {
+  filterKeyOf,
   PAGE_PARAMS,
   pageRequestOf,
   parseParams,
@@ -46,7 +47,7 @@ export async function attemptsPage(
   const filters: AttemptFilters = { status: values.get("status") as AttemptFilters["status"], ...window };
   const paged = {
     list: `webhook-endpoints/${endpointId}/attempts`,
-    filterKey: JSON.stringify(texts.filter(([k]) => k !== "limit" && k !== "cursor").sort(([a], [b]) => (a < b ? -1 : 1))),
+    filterKey: filterKeyOf(texts),
     positionOf: (row: AttemptRow) => ({ key: row.attempted_at, id: row.id }),
   };
   return readPage(cursors, tenantId, paged, pageRequestOf(values), (after, take) =>
