@@ -61,8 +61,10 @@ async function seedIn(
 /** On the first start of an empty database, creates the demo tenant; otherwise nothing. */
 export async function seedDemoOnFirstStart(storage: Storage): Promise<DemoResult | undefined> {
   if ((await countTenants(storage.db)) > 0) return undefined;
-  // Processes starting together on one new database: one seeds, the others see its tenant.
+  // Processes starting together on one new database: one seeds, the others wait for it, however
+  // long that takes, and see its tenant.
   return storage.db.transaction().execute(async (trx) => {
+    await engineOf(trx).untimed(trx);
     await engineOf(trx).serializeWriters(trx, "demo-seed", 0);
     if ((await countTenants(trx)) > 0) return undefined;
     return seedIn(trx, { slug: "demo", scale: 1 });

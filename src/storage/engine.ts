@@ -82,6 +82,11 @@ export interface Engine {
    */
   planForNow(trx: Kysely<Schema>): Promise<void>;
   /**
+   * Lifts the statement time limit for the rest of the calling transaction: for one-time work
+   * that may wait on another process doing the same (the demo seed of a first start).
+   */
+  untimed(trx: Kysely<Schema>): Promise<void>;
+  /**
    * Runs `work` in a transaction whose commit does not wait for the disk: it survives a crash
    * of the process but may be lost with the machine. Only for writes whose loss repeats work
    * and breaks no promise (the delivery loop's leases and attempt log: at least once).
@@ -113,6 +118,7 @@ export const SQLITE: Engine = {
     await sql`update settings set name = name where 0`.execute(trx);
   },
   async planForNow() {},
+  async untimed() {},
   // `synchronous = NORMAL` on the one connection for the commit, then back; the connection is
   // held for the whole of it, so no other transaction commits on it meanwhile.
   relaxedTransaction(db, work) {
@@ -153,6 +159,9 @@ export const POSTGRES: Engine = {
   // Sessions reuse generic plans (see postgres.ts); one made while a table was empty scans it.
   async planForNow(trx) {
     await sql`set local plan_cache_mode = force_custom_plan`.execute(trx);
+  },
+  async untimed(trx) {
+    await sql`set local statement_timeout = 0`.execute(trx);
   },
   relaxedTransaction(db, work) {
     return db.transaction().execute(async (trx) => {

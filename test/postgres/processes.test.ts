@@ -96,7 +96,9 @@ describe("separate processes on one database", () => {
 
 describe("first start of several processes on one new database", () => {
   it("creates the demo tenant once, and every process serves it", { timeout: SLOW }, async () => {
-    const [a, b] = await Promise.all([workspace().serve({ CRIBLINE_DEMO: undefined }), workspace().serve({ CRIBLINE_DEMO: undefined })]);
+    // The process that waits for the other's seed waits longer than any statement may take.
+    const env = { CRIBLINE_DEMO: undefined, DATABASE_STATEMENT_TIMEOUT_MS: "100" };
+    const [a, b] = await Promise.all([workspace().serve(env), workspace().serve(env)]);
     const printed = [a.stdout(), b.stdout()].map((out) => /Demo API key[^\n]*?(crib_[0-9A-Za-z]{38})\b/.exec(out)?.[1]);
     const keys = printed.filter((key) => key !== undefined);
     expect(keys, `${a.stdout()}\n---\n${b.stdout()}`).toHaveLength(1);
