@@ -1,11 +1,13 @@
-/** The `cribline` command line. Every command reads its settings from the environment once. */
+/**
+ * The `cribline` command line. Every command reads its settings from the environment once, and
+ * loads the server, the sync path or the demo data only when it runs them: a command starts
+ * in about half the time without them.
+ */
 import cluster from "node:cluster";
 import { readFileSync } from "node:fs";
 import { Command, InvalidArgumentError } from "commander";
 import { findCollection, COLLECTIONS } from "../collections/registry.js";
-import { buildApp } from "../app.js";
 import { loadConfig, type Config } from "../platform/config.js";
-import { CursorCodec } from "../platform/cursor.js";
 import { unknownSettingWarnings } from "../platform/setting-names.js";
 import { hashKey, isKeyId, isWellFormedKey, parseScopes, KEY_PREFIX } from "../platform/keys.js";
 import { maskSecrets } from "../platform/secrets.js";
@@ -13,11 +15,8 @@ import { formatTime, parseRfc3339 } from "../platform/time.js";
 import { backupSqlite } from "../storage/backup.js";
 import { openStorage } from "../storage/database.js";
 import { migrateToLatest } from "../storage/migrate.js";
-import { seedDemo } from "../demo/demo.service.js";
-import { serve } from "../workers.js";
 import { findKeyByHash, findKeyById, findTenantBySlug, listKeys, revokeKey } from "../tenants/tenant.repository.js";
 import { issueKey } from "../tenants/tenant.service.js";
-import { importNdjson } from "./import.js";
 import { err, out, withStorage } from "./io.js";
 import { addTenantCommands } from "./tenant.commands.js";
 
@@ -64,7 +63,7 @@ export function buildCli(config: () => Config): Command {
     .command("serve")
     .description("start the HTTP API")
     .option("--workers <n>", "processes serving one port (PostgreSQL only; default: one per core there, 1 on SQLite)", wholeNumber)
-    .action(async (options: { workers?: number }) => serve(config(), options.workers));
+    .action(async (options: { workers?: number }) => (await import("../workers.js")).serve(config(), options.workers));
 
   program
     .command("migrate")
@@ -179,6 +178,7 @@ export function buildCli(config: () => Config): Command {
     .action(async (name: string, file: string, options: { tenant: string }) => {
       const collection = findCollection(name);
       if (collection === undefined) throw new InvalidArgumentError(`no collection "${name}"`);
+      const { importNdjson } = await import("./import.js");
       await withStorage(config(), async ({ db }) => {
         const tenant = await findTenantBySlug(db, options.tenant);
         if (tenant === undefined) throw new InvalidArgumentError(`no tenant "${options.tenant}"`);
@@ -192,18 +192,20 @@ export function buildCli(config: () => Config): Command {
     .description("create a tenant with a realistic year of demo data and print a key for it")
     .option("--tenant <slug>", "tenant to create", "demo")
     .option("--scale <factor>", "multiplies the number of transactions (1 is about 40,000)", positiveNumber, 1)
-    .action(async (options: { tenant: string; scale: number }) =>
-      withStorage(config(), async ({ db }) => {
+    .action(async (options: { tenant: string; scale: number }) => {
+      const { seedDemo } = await import("../demo/demo.service.js");
+      await withStorage(config(), async ({ db }) => {
         const demo = await seedDemo(db, { slug: options.tenant, scale: options.scale, progress: err });
         out(`created tenant "${options.tenant}": ${demo.summary}`);
         out(demo.key);
-      }),
-    );
+      });
+    });
 
   program
     .command("openapi")
     .description("print the OpenAPI document")
     .action(async () => {
+      const [{ buildApp }, { CursorCodec }] = await Promise.all([import("../app.js"), import("../platform/cursor.js")]);
       const storage = await openStorage({ engine: "sqlite", path: ":memory:" });
       const app = await buildApp({ config: { ...config(), logLevel: "silent" }, storage, cursors: new CursorCodec("x".repeat(32)) });
       await app.ready();
