@@ -18,7 +18,8 @@ const LATEST_MIGRATION = readdirSync(new URL("../../src/storage/migrations", imp
   .sort()
   .at(-1)!;
 
-const workspace = useCliWorkspace();
+// serve as an operator starts it: on PostgreSQL, a worker per core.
+const workspace = useCliWorkspace({ serveDefaults: true });
 const SLOW = 90_000;
 
 async function tenantWithKey(slug: string): Promise<string> {

@@ -40,7 +40,7 @@ export interface Workspace {
   env: Env;
   /** Runs `cribline <args>` to completion, with `extra` on top of `env` (undefined removes a setting). */
   run(args: string[], extra?: Env): Promise<CliResult>;
-  /** Starts `cribline serve <args>` on a free port and waits until it prints that it listens. */
+  /** Starts `cribline serve <args>` (one process unless args say --workers) on a free port and waits until it prints that it listens. */
   serve(extra?: Env, args?: string[]): Promise<ServeProcess>;
   /** Starts `cribline serve <args>` on a free port without waiting for anything. */
   launch(extra?: Env, args?: string[]): Promise<LaunchedProcess>;
@@ -156,10 +156,20 @@ async function startServe(cwd: string, env: Env, args: string[], track: (stop: (
 }
 
 /**
+ * `serve` runs one process unless a test asks for workers (`--workers N`): on PostgreSQL its own
+ * default is a worker per core, which tests of anything else would pay for at every start.
+ * `serveDefaults` keeps serve's own default (for the tests of several processes).
+ */
+function serveArgs(args: string[], serveDefaults: boolean): string[] {
+  return serveDefaults || args.includes("--workers") ? args : [...args, "--workers", "1"];
+}
+
+/**
  * Gives each test of the calling file a fresh temporary directory and SQLite database, and
  * stops any server the test started (by its own process handle) when the test ends.
  */
-export function useCliWorkspace(): () => Workspace {
+export function useCliWorkspace(options: { serveDefaults?: boolean } = {}): () => Workspace {
+  const defaults = options.serveDefaults === true;
   let current: Workspace | undefined;
   let stops: (() => Promise<void>)[] = [];
   beforeAll(() => {
@@ -175,8 +185,8 @@ export function useCliWorkspace(): () => Workspace {
       dir,
       env,
       run: (args, extra = {}) => runCli(dir, args, { ...env, ...extra }),
-      serve: (extra = {}, args = []) => startServe(dir, { ...env, ...extra }, args, (stop) => stops.push(stop)),
-      launch: (extra = {}, args = []) => launchServe(dir, { ...env, ...extra }, args, (stop) => stops.push(stop)),
+      serve: (extra = {}, args = []) => startServe(dir, { ...env, ...extra }, serveArgs(args, defaults), (stop) => stops.push(stop)),
+      launch: (extra = {}, args = []) => launchServe(dir, { ...env, ...extra }, serveArgs(args, defaults), (stop) => stops.push(stop)),
       writerStarted: () => writerStarted(database!),
       file: (name, content) => {
         const path = join(dir, name);
