@@ -1,7 +1,7 @@
 /**
- * The `cribline` command line. Every command reads its settings from the environment once, and
- * loads the server, the sync path or the demo data only when it runs them: a command starts
- * in about half the time without them.
+ * The `cribline` command line. Every command reads its settings from the environment once. The
+ * server, the sync path and the demo data are loaded by the commands that run them, so that the
+ * others (keys, tenants, migrate) start without loading them.
  */
 import cluster from "node:cluster";
 import { readFileSync } from "node:fs";
