@@ -8,6 +8,9 @@ export function csvCell(value: unknown): string {
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
+/** The column of a usage group's name beside its id: `employeeName` beside `employeeId`. */
+export const nameFieldOf = (field: string): string => `${field.slice(0, -2)}Name`;
+
 /**
  * A usage report's CSV columns: its period, each group's id and name, per kind a count and a
  * quantity (`withdrawals.count`, ...), and the net quantity.
@@ -15,7 +18,7 @@ export function csvCell(value: unknown): string {
 export function usageFields(groupBy: string | undefined): string[] {
   const groups = (groupBy ?? "").split(",").filter((f) => f !== "");
   const kinds = ["withdrawals", "returns", "exchanges"].flatMap((kind) => [`${kind}.count`, `${kind}.quantity`]);
-  return ["period", ...groups.flatMap((field) => [field, `${field.slice(0, -2)}Name`]), ...kinds, "netQuantity"];
+  return ["period", ...groups.flatMap((field) => [field, nameFieldOf(field)]), ...kinds, "netQuantity"];
 }
 
 /** An item's value of a CSV column; a dotted column names a field of an object field. */

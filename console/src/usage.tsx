@@ -1,6 +1,6 @@
 /** Usage: a report as a chart and a table, in the tenant's zone or another, with a CSV download of every row. */
 import { useState } from "preact/hooks";
-import { csvCell, usageFields, valueAt } from "../../client/src/csv.ts";
+import { csvCell, nameFieldOf, usageFields, valueAt } from "../../client/src/csv.ts";
 import { zoneNamed } from "../../src/platform/zone.ts";
 import { api, query, type KeyInUse, type Page } from "./api.ts";
 import { ErrorNote, Field, fromLocal, Pager, Table, usePaged } from "./parts.tsx";
@@ -25,7 +25,6 @@ const FIELD_LABELS: Record<string, string> = {
   sectorId: "Sector",
   deviceId: "Device",
 };
-const nameOf = (field: string) => `${field.slice(0, -2)}Name`;
 /** The calendar day after `date` (`YYYY-MM-DD`). */
 const nextDay = (date: string) => new Date(Date.parse(`${date}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
 /** How many groups the ranking shows. */
@@ -33,7 +32,7 @@ const TOP = 20;
 
 /** A group's label: its name, or its id when it has none. */
 const groupLabel = (row: UsageRow, fields: string[]) =>
-  fields.map((f) => (row[nameOf(f)] as string | null) ?? (row[f] as string)).join(" / ");
+  fields.map((f) => (row[nameFieldOf(f)] as string | null) ?? (row[f] as string)).join(" / ");
 
 /** Bars of units withdrawn, each labelled by its period (unless `byGroup`: a group's whole report) and group. */
 function Chart({ caption, rows, fields, byGroup = false }: { caption: string; rows: UsageRow[]; fields: string[]; byGroup?: boolean }) {

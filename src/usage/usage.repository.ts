@@ -26,6 +26,8 @@ export const USAGE_FIELDS = {
   deviceId: "device_id",
 } as const;
 export type UsageField = keyof typeof USAGE_FIELDS;
+/** The name a report gives a group's name beside its id: `employeeName` beside `employeeId`. */
+export const nameFieldOf = (field: UsageField): string => `${field.slice(0, -2)}Name`;
 const FIELD_NAMES = Object.keys(USAGE_FIELDS) as UsageField[];
 
 /** `usage_months`' counters: per kind, how many records and how many units. */

@@ -14,6 +14,7 @@ import { formatInZone, monthNumber, offsetAt, periodStarts } from "../platform/z
 import type { Schema } from "../storage/schema.js";
 import { tenantZone } from "../tenants/tenant.repository.js";
 import { groupNames } from "./usage.names.js";
+import { nameFieldOf } from "./usage.repository.js";
 import { parseUsageQuery, type UsageQuery } from "./usage.query.js";
 import { sliceStatement, usageRowOf, type MonthsArm, type UsageRow } from "./usage.sql.js";
 
@@ -92,7 +93,7 @@ function rowJson(plan: Plan, names: Map<string, string | null>[], row: UsageRow)
   const groups = plan.query.groupBy.map((field, i) => {
     const id = row.groups[i] ?? "";
     const name = names[i]?.get(id) ?? null;
-    return `${JSON.stringify(field)}:${JSON.stringify(id)},${JSON.stringify(`${field.slice(0, -2)}Name`)}:${JSON.stringify(name)}`;
+    return `${JSON.stringify(field)}:${JSON.stringify(id)},${JSON.stringify(nameFieldOf(field))}:${JSON.stringify(name)}`;
   });
   const kind = (count = 0, quantity = 0) => `{"count":${count},"quantity":${quantity}}`;
   return `{"period":"${formatInZone(plan.zone, row.period)}",${groups.join(",")},"withdrawals":${kind(withdrawals, withdrawn)},"returns":${kind(returns, returned)},"exchanges":${kind(exchanges, exchanged)},"netQuantity":${(withdrawn ?? 0) - (returned ?? 0)}}`;
