@@ -6,18 +6,14 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { lastLine, useCliWorkspace, type CliResult } from "./support/cli.js";
+import { lastLine, useCliWorkspace } from "./support/cli.js";
+import { expectSuccess } from "./support/cli-steps.js";
 
 const workspace = useCliWorkspace();
 
 const README = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 const PACKAGE = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
 const TIME = "\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z";
-
-function expectSuccess(result: CliResult): CliResult {
-  expect(result.code, `exit ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(0);
-  return result;
-}
 
 async function createKey(tenant: string): Promise<string> {
   return lastLine(expectSuccess(await workspace().run(["keys", "create", "--tenant", tenant, "--scopes", "read"])).stdout);

@@ -20,6 +20,7 @@ import { afterEach, expect, it } from "vitest";
 import { withdrawal } from "./support/factories.js";
 import { freePort, httpGet, lastLine, readAllOver, useCliWorkspace, type CliResult, type ServeProcess } from "./support/cli.js";
 import { ENGINE } from "./support/databases.js";
+import { expectSuccess } from "./support/cli-steps.js";
 
 const CLIENT = fileURLToPath(new URL("../examples/webhook-client.mjs", import.meta.url));
 const HOUR = 60 * 60 * 1000;
@@ -34,11 +35,6 @@ async function waitFor(what: string, condition: () => boolean | Promise<boolean>
   for (const start = Date.now(); !(await condition()); await sleep(50)) {
     if (Date.now() - start > timeoutMs) throw new Error(`waited ${timeoutMs} ms for ${what}\n${detail()}`);
   }
-}
-
-function expectSuccess(result: CliResult): CliResult {
-  expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(0);
-  return result;
 }
 
 /** Starts `webhook-client.mjs receive` and waits until it listens. */
