@@ -19,7 +19,7 @@ import {
   type Param,
 } from "../platform/query-string.js";
 import { zoneNamed, type Interval } from "../platform/zone.js";
-import { USAGE_FIELDS, type UsageField } from "./usage.repository.js";
+import { USAGE_FIELD_NAMES as FIELDS, type UsageField } from "./usage.repository.js";
 
 export interface UsageQuery extends PageRequest {
   groupBy: UsageField[];
@@ -34,7 +34,6 @@ export interface UsageQuery extends PageRequest {
   filterKey: string;
 }
 
-const FIELDS = Object.keys(USAGE_FIELDS) as UsageField[];
 const isField = (name: string): name is UsageField => (FIELDS as string[]).includes(name);
 const INTERVALS: Interval[] = ["day", "week", "month", "total"];
 

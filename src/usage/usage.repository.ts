@@ -28,7 +28,8 @@ export const USAGE_FIELDS = {
 export type UsageField = keyof typeof USAGE_FIELDS;
 /** The name a report gives a group's name beside its id: `employeeName` beside `employeeId`. */
 export const nameFieldOf = (field: UsageField): string => `${field.slice(0, -2)}Name`;
-const FIELD_NAMES = Object.keys(USAGE_FIELDS) as UsageField[];
+/** The fields, in the order the API documents them. */
+export const USAGE_FIELD_NAMES = Object.keys(USAGE_FIELDS) as UsageField[];
 
 /** `usage_months`' counters: per kind, how many records and how many units. */
 export const COUNTERS = ["withdrawals", "withdrawn", "returns", "returned", "exchanges", "exchanged"] as const;
@@ -91,7 +92,7 @@ function monthCells(tenantId: number, kind: UsageKind, copies: Copy[], months: n
   const at = (USAGE_KINDS[kind] - 1) * 2;
   const cells = new Map<string, unknown[]>();
   copies.forEach((copy, i) => {
-    for (const field of FIELD_NAMES) {
+    for (const field of USAGE_FIELD_NAMES) {
       const key = `${field} ${months[i]} ${copy.ids[field]}`;
       let cell = cells.get(key);
       if (cell === undefined) cells.set(key, (cell = [tenantId, field, months[i], copy.ids[field], 0, 0, 0, 0, 0, 0]));

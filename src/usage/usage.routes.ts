@@ -12,7 +12,7 @@ import { rawQuery } from "../platform/query-string.js";
 import type { Schema } from "../storage/schema.js";
 import { principalOf } from "../tenants/auth.hooks.js";
 import { usageQuerySchema } from "./usage.query.js";
-import { nameFieldOf, USAGE_FIELDS, type UsageField } from "./usage.repository.js";
+import { nameFieldOf, USAGE_FIELD_NAMES } from "./usage.repository.js";
 import { MAX_PERIODS, usagePage } from "./usage.service.js";
 
 export interface UsageDeps {
@@ -30,7 +30,7 @@ const Kind = (what: string) =>
   );
 
 const groupProperties = Object.fromEntries(
-  (Object.keys(USAGE_FIELDS) as UsageField[]).flatMap((field) => [
+  USAGE_FIELD_NAMES.flatMap((field) => [
     [field, Type.Optional(Type.String({ description: `The group's \`${field}\`, when the report groups by it.` }))],
     [
       nameFieldOf(field),
